@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "core/errors.h"
 #include "devices/device_manager.h"
+#include "eager/symbolic.h"
 
 namespace tapeflow {
 
@@ -55,20 +56,9 @@ Device* choose_device(const OpCall& call, ThreadState& ts) {
 }
 
 KernelFn find_kernel(const OpCall& call, Device* device, DType dtype) {
-  std::atomic<KernelFn>& slot = call.op.kernel_cache[static_cast<int>(device->type())][static_cast<int>(dtype)];
-  KernelFn fn = slot.load(std::memory_order_acquire);
-  if (fn) return fn;
-  fn = KernelRegistry::global().find(call.op.type, device->type(), dtype);
-  if (fn == nullptr) {
-    std::vector<std::string> have;
-    for (DType d : KernelRegistry::global().dtypes_for(call.op.type, device->type())) have.emplace_back(dtype_name(d));
-    throw_op_error(call, absl::UnimplementedError(absl::StrCat(
-        "No ", device_type_name(device->type()), " kernel for dtype ", dtype_name(dtype),
-        have.empty() ? std::string(" (no dtypes are supported on this device)")
-                     : absl::StrCat(" (supported: ", absl::StrJoin(have, ", "), ")"))));
-  }
-  slot.store(fn, std::memory_order_release);
-  return fn;
+  absl::StatusOr<KernelFn> fn = resolve_kernel(call.op, device->type(), dtype);
+  if (!fn.ok()) throw_op_error(call, fn.status());
+  return *fn;
 }
 
 class EagerContext final : public ExecutionContext {
@@ -139,6 +129,16 @@ class EagerContext final : public ExecutionContext {
 };
 
 }  // namespace
+
+GraphVariableInfo ExecutionContext::create_variable(const Variable&, const Tensor&, std::source_location loc) {
+  throw InternalError("[Variable] this execution context cannot create graph variables", loc);
+}
+Tensor ExecutionContext::read_variable(const Variable&, std::source_location loc) {
+  throw InternalError("[Variable] this execution context cannot read graph variables", loc);
+}
+Tensor ExecutionContext::update_variable(const Variable&, VariableUpdate, const Tensor&, std::source_location loc) {
+  throw InternalError("[Variable] this execution context cannot update graph variables", loc);
+}
 
 ExecutionContext& eager_context() {
   static EagerContext* ctx = new EagerContext();

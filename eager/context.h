@@ -31,15 +31,29 @@ struct OpCall {
   std::source_location loc;
 };
 
+class Variable;
+struct GraphVariableInfo;
+
+enum class VariableUpdate { kAssign, kAssignAdd, kAssignSub };
+
 class ExecutionContext {
  public:
   virtual ~ExecutionContext() = default;
   // Runs or records the call; throws a tapeflow::Error naming the op and call site.
   virtual TensorList execute(const OpCall& call) = 0;
   virtual bool is_eager() const { return false; }
-};
 
-class Variable;
+  // Graph-building contexts turn variables into nodes (Variable calls these when
+  // is_eager() is false; the eager context never receives them).
+  // A new variable: adds its node and initializer.
+  virtual GraphVariableInfo create_variable(const Variable& variable, const Tensor& initial_value,
+                                            std::source_location loc);
+  // A read of `variable` (created in this graph, or an eager variable the graph captures).
+  virtual Tensor read_variable(const Variable& variable, std::source_location loc);
+  // An update node; `value` was checked against the variable's dtype and shape.
+  virtual Tensor update_variable(const Variable& variable, VariableUpdate kind, const Tensor& value,
+                                 std::source_location loc);
+};
 
 // Receives every eagerly executed op and every variable read (the tape layer implements it;
 // eager code cannot include tape/). Observers are per thread.

@@ -32,6 +32,23 @@ const OpDef* OpRegistry::find(std::string_view type) const {
   return nullptr;
 }
 
+absl::StatusOr<KernelFn> resolve_kernel(const OpDef& op, DeviceType device, DType dtype) {
+  std::atomic<KernelFn>& slot = op.kernel_cache[static_cast<int>(device)][static_cast<int>(dtype)];
+  KernelFn fn = slot.load(std::memory_order_acquire);
+  if (fn) return fn;
+  fn = KernelRegistry::global().find(op.type, device, dtype);
+  if (fn == nullptr) {
+    std::vector<std::string> have;
+    for (DType d : KernelRegistry::global().dtypes_for(op.type, device)) have.emplace_back(dtype_name(d));
+    return absl::UnimplementedError(absl::StrCat(
+        "No ", device_type_name(device), " kernel for dtype ", dtype_name(dtype),
+        have.empty() ? std::string(" (no dtypes are supported on this device)")
+                     : absl::StrCat(" (supported: ", absl::StrJoin(have, ", "), ")")));
+  }
+  slot.store(fn, std::memory_order_release);
+  return fn;
+}
+
 absl::Status check_dtype_in(const InferenceContext& ctx, int input, std::string_view input_name,
                             std::initializer_list<DType> allowed) {
   const DType dt = ctx.inputs[input].dtype;

@@ -78,6 +78,11 @@ void register_creation_ops(OpRegistry& r);
 void register_conv_ops(OpRegistry& r);
 void register_pool_ops(OpRegistry& r);
 
+// The kernel of `op` for a device type and dtype (cached in op.kernel_cache). Unimplemented,
+// listing the dtypes that have kernels, when there is none. Eager execution and the graph
+// executor both resolve kernels here.
+absl::StatusOr<KernelFn> resolve_kernel(const OpDef& op, DeviceType device, DType dtype);
+
 // ---- helpers for shape functions ----
 absl::Status check_dtype_in(const InferenceContext& ctx, int input, std::string_view input_name,
                             std::initializer_list<DType> allowed);

@@ -48,6 +48,20 @@ Tensor Tensor::from_device_tensor(DeviceTensor t, std::source_location origin) {
   return Tensor(std::move(impl));
 }
 
+Tensor Tensor::make_symbolic(SymbolicRef ref, DType dtype, Shape shape, std::source_location origin) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->data.dtype = dtype;
+  impl->data.shape = std::move(shape);
+  impl->origin = origin;
+  impl->symbolic = std::move(ref);
+  return Tensor(std::move(impl));
+}
+
+std::string Tensor::name() const {
+  if (!is_symbolic()) return std::string();
+  return absl::StrCat(impl_->symbolic.graph->node_name(impl_->symbolic.node), ":", impl_->symbolic.output);
+}
+
 std::string Tensor::device_name() const {
   Device* d = device();
   return d ? d->name() : std::string();
@@ -219,10 +233,12 @@ bool is_printed(int64_t flat, const Shape& shape, bool summarize) {
   return true;
 }
 
+// Python's tuple form, as NumPy and TensorFlow print shapes: "(3,)", "(2, 2)", "(None, 3)".
 std::string shape_tuple(const Shape& s) {
-  if (s.rank() == 1) return absl::StrCat("(", s.dim(0), ",)");
+  auto dim = [&](int i) { return s.dim(i) < 0 ? std::string("None") : absl::StrCat(s.dim(i)); };
+  if (s.rank() == 1) return absl::StrCat("(", dim(0), ",)");
   std::string out = "(";
-  for (int i = 0; i < s.rank(); ++i) absl::StrAppend(&out, i ? ", " : "", s.dim(i));
+  for (int i = 0; i < s.rank(); ++i) absl::StrAppend(&out, i ? ", " : "", dim(i));
   return out + ")";
 }
 
@@ -231,7 +247,7 @@ std::string shape_tuple(const Shape& s) {
 std::string Tensor::to_string() const {
   if (!defined()) return "tapeflow.Tensor(<empty>)";
   if (!impl_->data.buffer)
-    return absl::StrCat("tapeflow.Tensor(symbolic, shape=", shape().to_string(), ", dtype=", dtype_name(dtype()), ")");
+    return absl::StrCat("tapeflow.Tensor(\"", name(), "\", shape=", shape_tuple(shape()), ", dtype=", dtype_name(dtype()), ")");
   const bool summarize = num_elements() > kSummarizeThreshold;
   std::vector<std::string> cells(static_cast<size_t>(num_elements()));
   size_t width = 0;

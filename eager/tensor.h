@@ -23,6 +23,7 @@
 #include "core/dtype.h"
 #include "core/shape.h"
 #include "devices/device.h"
+#include "eager/symbolic.h"
 
 namespace tapeflow {
 
@@ -34,6 +35,7 @@ concept TensorScalar = std::is_same_v<T, float> || std::is_same_v<T, double> ||
 struct TensorImpl {
   DeviceTensor data;  // buffer is null for a symbolic (graph) tensor
   std::source_location origin;  // the op call that made it (line 0 when unknown)
+  SymbolicRef symbolic;         // set for a symbolic tensor: the graph node output it names
 };
 
 class Tensor {
@@ -55,10 +57,17 @@ class Tensor {
   static Tensor from_host(DType dtype, const Shape& shape, const void* data, Device* device = nullptr);
   // Wraps a kernel output.
   static Tensor from_device_tensor(DeviceTensor t, std::source_location origin = {});
+  // A symbolic tensor: output `ref.output` of a graph node, with a possibly partial shape.
+  static Tensor make_symbolic(SymbolicRef ref, DType dtype, Shape shape, std::source_location origin = {});
   // The user's line whose op call produced this tensor (line() == 0 when unknown).
   const std::source_location& origin() const { return impl_->origin; }
 
   bool defined() const { return impl_ != nullptr; }
+  // True for a graph tensor (it has a dtype and a possibly partial shape, but no value).
+  bool is_symbolic() const { return impl_ != nullptr && impl_->symbolic.graph != nullptr; }
+  const SymbolicRef& symbolic() const { return impl_->symbolic; }
+  // A symbolic tensor's name, "op_name:index" (as TensorFlow names it); "" for a concrete one.
+  std::string name() const;
   DType dtype() const { return impl_->data.dtype; }
   const Shape& shape() const { return impl_->data.shape; }
   int rank() const { return shape().rank(); }

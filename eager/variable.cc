@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <ostream>
 
 #include "absl/strings/str_cat.h"
@@ -22,8 +23,11 @@ struct Variable::State {
   int64_t id;
   std::source_location created_at;
 
+  std::optional<GraphVariableInfo> graph;  // set for a variable created while building a graph
+  Tensor initial_value;                    // a graph variable's initial value
+
   mutable std::mutex mu;
-  Tensor value;  // guarded by mu
+  Tensor value;  // guarded by mu (eager variables)
 };
 
 namespace {
@@ -55,12 +59,29 @@ Variable::Variable(const Tensor& initial_value, std::string_view name, bool trai
     : state_(std::make_shared<State>()) {
   State& s = *state_;
   s.name = std::string(name.empty() ? std::string_view("Variable") : name);
-  check_concrete("Variable", s.name, "initial value", initial_value, loc);
+  if (!initial_value.defined())
+    throw InvalidArgumentError(absl::StrCat("[Variable] Variable '", s.name, "': the initial value is an empty tensor"),
+                               loc);
   s.trainable = trainable;
   s.dtype = initial_value.dtype();
   s.shape = initial_value.shape();
   s.id = next_variable_id.fetch_add(1, std::memory_order_relaxed);
   s.created_at = loc;
+  ExecutionContext& ctx = current_context();
+  if (!ctx.is_eager()) {
+    // Note [Graph variables]: the graph adds the variable's node and initializer; the value
+    // lives in each Session, so nothing is allocated here.
+    if (!s.shape.is_fully_defined())
+      throw InvalidArgumentError(absl::StrCat("[Variable] Variable '", s.name, "': the initial value's shape ",
+                                              s.shape.to_string(), " is not fully defined"),
+                                 loc);
+    s.device = nullptr;
+    s.initial_value = initial_value;
+    s.graph = ctx.create_variable(*this, initial_value, loc);
+    if (auto g = s.graph->graph.lock()) s.name = g->node_name(s.graph->handle_node);
+    return;
+  }
+  check_concrete("Variable", s.name, "initial value", initial_value, loc);
   s.device = initial_value.device();
   const DeviceSpec scope = current_device_spec();
   if (!scope.empty()) {
@@ -71,7 +92,30 @@ Variable::Variable(const Tensor& initial_value, std::string_view name, bool trai
   s.value = on_device(initial_value, s.device, "Variable", loc);
 }
 
-Tensor Variable::read() const {
+namespace {
+// A graph variable used while no graph is being built, or the reverse handled by the context.
+bool in_graph_mode(const std::optional<GraphVariableInfo>& graph) {
+  return graph.has_value() || !current_context().is_eager();
+}
+
+ExecutionContext& graph_context_for(const Variable& v, const char* api, std::source_location loc) {
+  ExecutionContext& ctx = current_context();
+  if (ctx.is_eager())
+    throw FailedPreconditionError(
+        absl::StrCat("[", api, "] Variable '", v.name(),
+                     "' belongs to a graph: its value lives in each Session that runs the graph "
+                     "(fetch it with session.run(v), or use it while the graph is the default)"),
+        loc);
+  return ctx;
+}
+}  // namespace
+
+const GraphVariableInfo* Variable::graph_info() const { return state_->graph ? &*state_->graph : nullptr; }
+
+Tensor Variable::initial_value() const { return state_->graph ? state_->initial_value : read(); }
+
+Tensor Variable::read(std::source_location loc) const {
+  if (in_graph_mode(state_->graph)) return graph_context_for(*this, "read", loc).read_variable(*this, loc);
   Tensor value;
   {
     std::lock_guard<std::mutex> lock(state_->mu);
@@ -95,27 +139,40 @@ namespace {
 }
 }  // namespace
 
-void Variable::assign(const Operand& value, std::source_location loc) {
+Tensor Variable::assign(const Operand& value, std::source_location loc) {
   State& s = *state_;
   const Tensor v = value.resolve("assign", &s.dtype);
+  if (v.defined() && in_graph_mode(s.graph)) {
+    if (v.dtype() != s.dtype || !v.shape().is_compatible_with(s.shape))
+      throw_mismatch("assign", s.name, s.dtype, s.shape, "assign", v.dtype(), v.shape(), loc);
+    return graph_context_for(*this, "assign", loc).update_variable(*this, VariableUpdate::kAssign, v, loc);
+  }
   check_concrete("assign", s.name, "value", v, loc);
   if (v.dtype() != s.dtype || v.shape() != s.shape)
     throw_mismatch("assign", s.name, s.dtype, s.shape, "assign", v.dtype(), v.shape(), loc);
   Tensor stored = on_device(v, s.device, "assign", loc);
   std::lock_guard<std::mutex> lock(s.mu);
-  s.value = std::move(stored);
+  s.value = stored;
+  return stored;
 }
 
 template <typename Compute>
-void Variable::update(const char* api, const Operand& delta, Compute compute, std::source_location loc) {
+Tensor Variable::update(const char* api, const Operand& delta, Compute compute, std::source_location loc) {
   State& s = *state_;
   const Tensor d = delta.resolve(api, &s.dtype);
+  const bool adding = api == std::string_view("assign_add");
+  if (d.defined() && in_graph_mode(s.graph)) {
+    auto broadcast = broadcast_shapes(s.shape, d.shape());
+    if (d.dtype() != s.dtype || !broadcast.ok() || !broadcast->is_compatible_with(s.shape))
+      throw_mismatch(api, s.name, s.dtype, s.shape, adding ? "add" : "subtract", d.dtype(), d.shape(), loc);
+    return graph_context_for(*this, api, loc)
+        .update_variable(*this, adding ? VariableUpdate::kAssignAdd : VariableUpdate::kAssignSub, d, loc);
+  }
   check_concrete(api, s.name, "delta", d, loc);
   // Checked here, so the arithmetic below cannot fail and errors name the variable.
   auto broadcast = broadcast_shapes(s.shape, d.shape());
   if (d.dtype() != s.dtype || !broadcast.ok() || *broadcast != s.shape)
-    throw_mismatch(api, s.name, s.dtype, s.shape, api == std::string_view("assign_add") ? "add" : "subtract",
-                   d.dtype(), d.shape(), loc);
+    throw_mismatch(api, s.name, s.dtype, s.shape, adding ? "add" : "subtract", d.dtype(), d.shape(), loc);
   // Optimistic read-modify-write: no lock is held while the kernel runs; if another update
   // landed meanwhile, recompute from the newer value. Updates are not differentiable, so
   // tapes do not record them.
@@ -129,19 +186,19 @@ void Variable::update(const char* api, const Operand& delta, Compute compute, st
     Tensor next = on_device(compute(current, d, loc), s.device, api, loc);
     std::lock_guard<std::mutex> lock(s.mu);
     if (s.value.impl() == current.impl()) {
-      s.value = std::move(next);
-      return;
+      s.value = next;
+      return next;
     }
   }
 }
 
-void Variable::assign_add(const Operand& delta, std::source_location loc) {
-  update("assign_add", delta,
+Tensor Variable::assign_add(const Operand& delta, std::source_location loc) {
+  return update("assign_add", delta,
          [](const Tensor& v, const Tensor& d, std::source_location l) { return add(v, d, l); }, loc);
 }
 
-void Variable::assign_sub(const Operand& delta, std::source_location loc) {
-  update("assign_sub", delta,
+Tensor Variable::assign_sub(const Operand& delta, std::source_location loc) {
+  return update("assign_sub", delta,
          [](const Tensor& v, const Tensor& d, std::source_location l) { return sub(v, d, l); }, loc);
 }
 
@@ -153,6 +210,9 @@ Device* Variable::device() const { return state_->device; }
 int64_t Variable::id() const { return state_->id; }
 
 std::string Variable::to_string() const {
+  if (state_->graph)
+    return absl::StrCat("<tapeflow.Variable '", state_->name, ":0' shape=", state_->shape.to_string(),
+                        " dtype=", dtype_name(state_->dtype), ">");
   return absl::StrCat("<tapeflow.Variable '", state_->name, "' ", read().to_string(), ">");
 }
 

@@ -16,6 +16,11 @@
 // variable lives where its initial value does. Assigned values are copied to the variable's
 // device.
 //
+// In a graph (while a Graph is the default, or inside a traced function) the same calls build
+// nodes: the constructor adds the variable's node and its initializer, read() adds a read and
+// returns a symbolic tensor, and assign* add update nodes and return their symbolic result
+// (run it, or use it in control_dependencies). Such a variable's value lives in each Session.
+//
 // Thread-safety: all methods may be called concurrently. read() and assign() are atomic;
 // assign_add/assign_sub are atomic read-modify-writes (computed outside the lock and
 // retried if another update landed in between, so no lock is held while a kernel runs).
@@ -29,6 +34,7 @@
 #include <string_view>
 
 #include "eager/operand.h"
+#include "eager/symbolic.h"
 #include "eager/tensor.h"
 
 namespace tapeflow {
@@ -39,17 +45,24 @@ class Variable {
   explicit Variable(const Tensor& initial_value, std::string_view name = "Variable", bool trainable = true,
                     std::source_location loc = std::source_location::current());
 
-  // The current value (a snapshot: later assignments do not change it).
-  Tensor read() const;
+  // The current value (a snapshot: later assignments do not change it); in a graph, a read node.
+  Tensor read(std::source_location loc = std::source_location::current()) const;
   // Reads implicitly wherever a Tensor is expected: matmul(x, w).
   operator Tensor() const { return read(); }
 
-  // Replaces the value. value must have the variable's dtype (a plain scalar adopts it) and shape.
-  void assign(const Operand& value, std::source_location loc = std::source_location::current());
+  // Replaces the value. value must have the variable's dtype (a plain scalar adopts it) and
+  // shape. Returns the new value (in a graph: the update node's symbolic output).
+  Tensor assign(const Operand& value, std::source_location loc = std::source_location::current());
   // value + delta and value - delta through the public ops add/sub; delta must have the
   // variable's dtype and broadcast to its shape.
-  void assign_add(const Operand& delta, std::source_location loc = std::source_location::current());
-  void assign_sub(const Operand& delta, std::source_location loc = std::source_location::current());
+  Tensor assign_add(const Operand& delta, std::source_location loc = std::source_location::current());
+  Tensor assign_sub(const Operand& delta, std::source_location loc = std::source_location::current());
+
+  // Set for a variable created while building a graph: its nodes there (null for eager ones).
+  const GraphVariableInfo* graph_info() const;
+  // The value a graph variable's initializer assigns (symbolic or concrete); for an eager
+  // variable, its current value.
+  Tensor initial_value() const;
 
   const std::string& name() const;
   bool trainable() const;
@@ -67,7 +80,7 @@ class Variable {
  private:
   struct State;
   template <typename Compute>
-  void update(const char* api, const Operand& delta, Compute compute, std::source_location loc);
+  Tensor update(const char* api, const Operand& delta, Compute compute, std::source_location loc);
 
   std::shared_ptr<State> state_;
 };

@@ -1,0 +1,625 @@
+#include "graph/executor.h"
+
+#include <atomic>
+#include <chrono>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/errors.h"
+#include "devices/device_manager.h"
+#include "eager/context.h"
+#include "eager/ops/binary.h"
+#include "graph/graph_ops.h"
+
+namespace tapeflow {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+[[noreturn]] void throw_node_error(const Node& node, const absl::Status& status) {
+  // The kernel's message, then where the node came from: the user's line is the node's.
+  const std::string msg(status.message());
+  throw_status(absl::Status(status.code(), absl::StrCat(msg, "\n  in ", describe_node(node))), node.loc);
+}
+
+PlanStep::Kind kind_of(const OpDef* op) {
+  using K = PlanStep::Kind;
+  if (op == &kConstOp) return K::kConst;
+  if (op == &kNoOp || op == &kVarHandleOp) return K::kNoOp;
+  if (op == &kPrintOp) return K::kPrint;
+  if (op == &kReadVariableOp) return K::kRead;
+  if (op == &kAssignVariableOp) return K::kAssign;
+  if (op == &kAssignAddVariableOp) return K::kAssignAdd;
+  if (op == &kAssignSubVariableOp) return K::kAssignSub;
+  return op->forward_input >= 0 ? K::kView : K::kKernel;
+}
+
+// Note [Placement]: a node's requested device if this process has it; otherwise, with soft
+// placement, a local device of the requested type, else CPU:0; otherwise an error that names
+// the node and the devices there are.
+Device* place(const Node& node, const SessionOptions& options) {
+  if (node.requested_device.empty()) return DeviceManager::global().cpu(0);
+  absl::StatusOr<Device*> found = DeviceManager::global().find(node.requested_device);
+  if (found.ok()) return *found;
+  if (options.allow_soft_placement) {
+    DeviceSpec local;
+    local.device_type = node.requested_device.device_type;
+    absl::StatusOr<Device*> same_type = DeviceManager::global().find(local);
+    return same_type.ok() ? *same_type : DeviceManager::global().cpu(0);
+  }
+  throw_node_error(node, absl::InvalidArgumentError(absl::StrCat(
+                             "Cannot assign a device for operation '", node.name, "': ", found.status().message(),
+                             " (SessionOptions::allow_soft_placement places it on an available device)")));
+}
+
+}  // namespace
+
+// ---- compile ----
+
+std::unique_ptr<Plan> Plan::compile(const Graph& graph, const Request& request, const SessionOptions& options,
+                                    std::source_location loc) {
+  auto plan = std::make_unique<Plan>();
+  plan->graph_ = graph;
+  const std::vector<const Node*> nodes = graph.state()->snapshot();
+  const int n = static_cast<int>(nodes.size());
+
+  absl::flat_hash_map<TensorRef, int> fed;  // ref -> feed index
+  for (size_t i = 0; i < request.feeds.size(); ++i) fed[request.feeds[i]] = static_cast<int>(i);
+
+  // Prune: what the fetches and targets need, not walking past fed tensors.
+  std::vector<char> needed(static_cast<size_t>(n), 0);
+  std::vector<int> stack;
+  for (const FetchSpec& f : request.fetches) {
+    if (f.kind == PlanFetch::Kind::kTensor && !fed.contains(f.ref)) stack.push_back(f.ref.node);
+    if (f.kind == PlanFetch::Kind::kOperation) stack.push_back(f.node);
+  }
+  for (int t : request.targets) stack.push_back(t);
+  while (!stack.empty()) {
+    const int id = stack.back();
+    stack.pop_back();
+    if (needed[id]) continue;
+    needed[id] = 1;
+    for (const TensorRef& in : nodes[id]->inputs)
+      if (!fed.contains(in)) stack.push_back(in.node);
+    for (int c : nodes[id]->control_inputs) stack.push_back(c);
+  }
+
+  // A placeholder that must run was not fed.
+  std::vector<std::string> unfed;
+  int first_unfed = -1;
+  for (int id = 0; id < n; ++id)
+    if (needed[id] && nodes[id]->op == &kPlaceholderOp) {
+      unfed.push_back(describe_node(*nodes[id]));
+      if (first_unfed < 0) first_unfed = id;
+    }
+  if (!unfed.empty()) {
+    const Node& first = *nodes[first_unfed];
+    throw InvalidArgumentError(
+        absl::StrCat("[Session.run] You must feed a value for placeholder tensor '", first.name, ":0' with dtype ",
+                     dtype_name(first.outputs[0].dtype), " and shape ", first.outputs[0].shape.to_string(),
+                     ". Unfed placeholders this run needs: ", absl::StrJoin(unfed, "; ")),
+        loc);
+  }
+
+  // Slots: each needed node's outputs, then each feed.
+  std::vector<int> first_slot(static_cast<size_t>(n), -1);
+  int slots = 0;
+  for (int id = 0; id < n; ++id)
+    if (needed[id]) { first_slot[id] = slots; slots += static_cast<int>(nodes[id]->outputs.size()); }
+  plan->feed_slots_.resize(request.feeds.size());
+  for (size_t i = 0; i < request.feeds.size(); ++i) plan->feed_slots_[i] = slots++;
+  plan->num_slots_ = slots;
+  auto slot_of = [&](const TensorRef& r) {
+    auto it = fed.find(r);
+    return it != fed.end() ? plan->feed_slots_[it->second] : first_slot[r.node] + r.index;
+  };
+
+  std::vector<int> step_of(static_cast<size_t>(n), -1);
+  for (int id = 0; id < n; ++id) {
+    if (!needed[id]) continue;
+    const Node& node = *nodes[id];
+    PlanStep step;
+    step.node = &node;
+    step.kind = kind_of(node.op);
+    step.device = place(node, options);
+    step.first_output = first_slot[id];
+    step.num_outputs = static_cast<int>(node.outputs.size());
+    step.static_shapes = true;
+    for (const TensorSpec& o : node.outputs) step.static_shapes &= o.shape.is_fully_defined();
+    for (const TensorRef& in : node.inputs) step.inputs.push_back(slot_of(in));
+    if (step.kind == PlanStep::Kind::kKernel) {
+      const DType key = node.op->kernel_dtype_input >= 0
+                            ? nodes[node.inputs[node.op->kernel_dtype_input].node]
+                                  ->outputs[node.inputs[node.op->kernel_dtype_input].index].dtype
+                            : node.outputs[0].dtype;
+      absl::StatusOr<KernelFn> fn = resolve_kernel(*node.op, step.device->type(), key);
+      if (!fn.ok() && options.allow_soft_placement && step.device->type() != DeviceType::kCPU) {
+        step.device = DeviceManager::global().cpu(0);
+        fn = resolve_kernel(*node.op, step.device->type(), key);
+      }
+      if (!fn.ok()) throw_node_error(node, with_op_prefix(fn.status(), node.op->api_name));
+      step.kernel = *fn;
+      step.random = node.op->stateful && node.attrs.has("seed2");
+      step.reuse_input = node.op->elementwise;
+    }
+    step_of[id] = static_cast<int>(plan->steps_.size());
+    plan->steps_.push_back(std::move(step));
+  }
+
+  // Fetches; fetched and fed slots are never released or written into.
+  plan->slot_pinned_.assign(static_cast<size_t>(slots), false);
+  for (int s : plan->feed_slots_) plan->slot_pinned_[s] = true;
+  for (const FetchSpec& f : request.fetches) {
+    PlanFetch pf;
+    pf.kind = f.kind;
+    if (f.kind == PlanFetch::Kind::kTensor) {
+      pf.slot = slot_of(f.ref);
+      plan->slot_pinned_[pf.slot] = true;
+    }
+    pf.variable = f.variable;
+    plan->fetches_.push_back(std::move(pf));
+  }
+
+  // Last uses, consumer counts, and the dependency structure for parallel runs.
+  std::vector<int> last_use(static_cast<size_t>(slots), -1);
+  plan->slot_uses_.assign(static_cast<size_t>(slots), 0);
+  std::vector<int> level(plan->steps_.size(), 0);
+  absl::flat_hash_map<int, int> kernels_per_level;
+  int widest = 0;
+  for (int i = 0; i < static_cast<int>(plan->steps_.size()); ++i) {
+    PlanStep& step = plan->steps_[i];
+    for (int s : step.inputs) { last_use[s] = i; ++plan->slot_uses_[s]; }
+    std::vector<int> preds;
+    for (const TensorRef& in : step.node->inputs) if (!fed.contains(in)) preds.push_back(step_of[in.node]);
+    for (int c : step.node->control_inputs) preds.push_back(step_of[c]);
+    std::sort(preds.begin(), preds.end());
+    preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
+    for (int p : preds) {
+      plan->steps_[p].successors.push_back(i);
+      level[i] = std::max(level[i], level[p] + 1);
+    }
+    step.num_predecessors = static_cast<int>(preds.size());
+    if (preds.empty()) plan->roots_.push_back(i);
+    if (step.kind == PlanStep::Kind::kKernel) widest = std::max(widest, ++kernels_per_level[level[i]]);
+  }
+  for (int s = 0; s < slots; ++s)
+    if (last_use[s] >= 0 && !plan->slot_pinned_[s]) plan->steps_[last_use[s]].release.push_back(s);
+  plan->parallel_ = options.inter_op_parallelism_threads != 1 && widest >= 2;
+
+  if (options.log_device_placement)
+    for (const PlanStep& step : plan->steps_)
+      std::cerr << step.node->name << ": (" << step.node->op->type << "): " << step.device->name() << "\n";
+  return plan;
+}
+
+// ---- run ----
+
+struct Plan::RunContext {
+  const std::vector<Tensor>* feeds;
+  SessionState* state;
+  std::vector<DeviceTensor> slots;
+  std::unique_ptr<std::atomic<int>[]> uses_left;  // parallel mode
+  std::mutex overlay_mu;
+  absl::flat_hash_map<int64_t, std::pair<Variable, Tensor>> overlay;  // writes of this run
+  bool tracing = false;
+  Clock::time_point start;
+  std::mutex stats_mu;
+  StepStats stats;
+};
+
+namespace {
+
+Tensor read_variable_value(const Variable& v, SessionState& state,
+                           absl::flat_hash_map<int64_t, std::pair<Variable, Tensor>>& overlay, std::mutex& overlay_mu,
+                           const Plan& plan, const Node& node) {
+  {
+    std::lock_guard<std::mutex> lock(overlay_mu);
+    auto it = overlay.find(v.id());
+    if (it != overlay.end()) return it->second.second;
+  }
+  if (v.graph_info() == nullptr) return v.read();  // a captured eager variable
+  {
+    std::lock_guard<std::mutex> lock(state.mu);
+    auto it = state.variables.find(v.id());
+    if (it != state.variables.end()) return it->second;
+  }
+  // List every uninitialized variable this plan reads, with the line that created it.
+  std::vector<std::string> missing;
+  {
+    std::lock_guard<std::mutex> lock(state.mu);
+    absl::flat_hash_map<int64_t, bool> seen;
+    for (const PlanStep& s : plan.steps()) {
+      if (s.kind != PlanStep::Kind::kRead) continue;
+      const Variable& var = *s.node->variable;
+      if (var.graph_info() == nullptr || state.variables.contains(var.id()) || seen[var.id()]) continue;
+      seen[var.id()] = true;
+      missing.push_back(absl::StrCat("'", var.name(), "' (created at ", var.created_at().file_name(), ":",
+                                     var.created_at().line(), ")"));
+    }
+  }
+  throw_status(absl::FailedPreconditionError(absl::StrCat(
+                   "[Session.run] Attempting to use uninitialized value ", v.name(),
+                   ". Uninitialized variables this run reads: ", absl::StrJoin(missing, ", "),
+                   ". Run their initializers first (global_variables_initializer())\n  in ", describe_node(node))),
+               node.loc);
+}
+
+}  // namespace
+
+void Plan::run_step(const PlanStep& step, RunContext& rc) const {
+  const Node& node = *step.node;
+  std::vector<DeviceTensor>& slots = rc.slots;
+  const auto t0 = rc.tracing ? Clock::now() : Clock::time_point();
+  auto input_tensor = [&](int i) { return Tensor::from_device_tensor(slots[step.inputs[i]]); };
+  auto set_output = [&](const Tensor& t) { slots[step.first_output] = t.device_tensor(); };
+  auto write_variable = [&](const Tensor& value) {
+    std::lock_guard<std::mutex> lock(rc.overlay_mu);
+    rc.overlay.insert_or_assign(node.variable->id(), std::make_pair(*node.variable, value));
+  };
+  switch (step.kind) {
+    case PlanStep::Kind::kConst: {
+      const DeviceTensor& v = node.value.device_tensor();
+      if (v.device() == step.device) {
+        slots[step.first_output] = v;
+      } else {
+        auto copy = DeviceManager::global().copy_to(v, step.device);
+        if (!copy.ok()) throw_node_error(node, copy.status());
+        slots[step.first_output] = *std::move(copy);
+      }
+      break;
+    }
+    case PlanStep::Kind::kNoOp:
+      break;
+    case PlanStep::Kind::kPrint: {
+      std::string line = node.attrs.get_or<std::string>("message", "");
+      for (size_t i = 1; i < step.inputs.size(); ++i)
+        absl::StrAppend(&line, line.empty() ? "" : " ", input_tensor(static_cast<int>(i)).to_string());
+      std::cerr << line << "\n";
+      slots[step.first_output] = slots[step.inputs[0]];
+      break;
+    }
+    case PlanStep::Kind::kRead:
+      set_output(read_variable_value(*node.variable, *rc.state, rc.overlay, rc.overlay_mu, *this, node));
+      break;
+    case PlanStep::Kind::kAssign: {
+      const Tensor value = input_tensor(0);
+      if (value.shape() != node.variable->shape())
+        throw_node_error(node, absl::InvalidArgumentError(absl::StrCat(
+                                   "[assign] Variable '", node.variable->name(), "' has shape ",
+                                   node.variable->shape().to_string(), "; cannot assign a value of shape ",
+                                   value.shape().to_string())));
+      write_variable(value);
+      set_output(value);
+      break;
+    }
+    case PlanStep::Kind::kAssignAdd:
+    case PlanStep::Kind::kAssignSub: {
+      const Tensor current = read_variable_value(*node.variable, *rc.state, rc.overlay, rc.overlay_mu, *this, node);
+      const Tensor delta = input_tensor(0);
+      Tensor next;
+      try {
+        next = step.kind == PlanStep::Kind::kAssignAdd ? add(current, delta, node.loc) : sub(current, delta, node.loc);
+      } catch (const Error& e) {
+        throw_node_error(node, absl::InvalidArgumentError(e.what()));
+      }
+      if (next.shape() != node.variable->shape())
+        throw_node_error(node, absl::InvalidArgumentError(absl::StrCat(
+                                   "[", node.op->api_name, "] Variable '", node.variable->name(), "' has shape ",
+                                   node.variable->shape().to_string(), "; the update has shape ",
+                                   next.shape().to_string())));
+      write_variable(next);
+      set_output(next);
+      break;
+    }
+    case PlanStep::Kind::kView:
+    case PlanStep::Kind::kKernel: {
+      // Output specs: known at plan time, or inferred from this run's input shapes.
+      OutputSpecs dynamic;
+      if (!step.static_shapes) {
+        absl::InlinedVector<TensorSpec, 4> specs;
+        for (int s : step.inputs) specs.push_back(TensorSpec{slots[s].dtype, slots[s].shape});
+        InferenceContext ictx{node.op->api_name, specs, node.attrs};
+        absl::StatusOr<OutputSpecs> outs = node.op->infer(ictx);
+        if (!outs.ok()) throw_node_error(node, with_op_prefix(outs.status(), node.op->api_name));
+        dynamic = *std::move(outs);
+      }
+      const OutputSpecs& out_specs = step.static_shapes ? node.outputs : dynamic;
+      if (step.kind == PlanStep::Kind::kView) {
+        DeviceTensor view = slots[step.inputs[node.op->forward_input]];
+        view.shape = out_specs[0].shape;
+        slots[step.first_output] = std::move(view);
+        break;
+      }
+      // Inputs on another device are copied to the step's device.
+      absl::InlinedVector<const DeviceTensor*, 4> inputs;
+      absl::InlinedVector<DeviceTensor, 2> moved;
+      moved.reserve(step.inputs.size());
+      for (int s : step.inputs) {
+        if (!slots[s].buffer) throw_node_error(node, absl::InternalError("an input was released before its use"));
+        if (slots[s].device() == step.device) { inputs.push_back(&slots[s]); continue; }
+        auto copy = DeviceManager::global().copy_to(slots[s], step.device);
+        if (!copy.ok()) throw_node_error(node, copy.status());
+        moved.push_back(*std::move(copy));
+        inputs.push_back(&moved.back());
+      }
+      DeviceTensor* outputs = &slots[step.first_output];
+      for (int o = 0; o < step.num_outputs; ++o) {
+        const TensorSpec& spec = out_specs[o];
+        if (o == 0 && step.reuse_input) {
+          // Write into an input buffer that nothing else holds any more.
+          bool reused = false;
+          for (const DeviceTensor* in : inputs) {
+            if (in->buffer.use_count() == 1 && in->dtype == spec.dtype && in->device() == step.device &&
+                in->num_elements() == spec.shape.num_elements() && in->offset == 0) {
+              const int s = static_cast<int>(in - slots.data());
+              if (s < 0 || s >= num_slots_ || slot_pinned_[s]) continue;
+              if (rc.uses_left ? rc.uses_left[s].load() != 1 : std::find(step.release.begin(), step.release.end(), s) == step.release.end()) continue;
+              outputs[0] = *in;
+              outputs[0].shape = spec.shape;
+              reused = true;
+              break;
+            }
+          }
+          if (reused) continue;
+        }
+        auto t = step.device->allocate(spec.dtype, spec.shape);
+        if (!t.ok()) throw_node_error(node, t.status());
+        outputs[o] = *std::move(t);
+      }
+      AttrMap seeded;
+      const AttrMap* attrs = &node.attrs;
+      if (step.random) {
+        // Note [Random nodes]: each run of a random node in one Session draws new numbers.
+        uint64_t count;
+        {
+          std::lock_guard<std::mutex> lock(rc.state->mu);
+          count = rc.state->random_counts[node.id]++;
+        }
+        seeded = node.attrs;
+        seeded.set("seed2", node.attrs.get<int64_t>("seed2") ^ static_cast<int64_t>(count * 0x9E3779B97F4A7C15ull));
+        attrs = &seeded;
+      }
+      KernelContext kctx{step.device, node.op->api_name, absl::MakeConstSpan(inputs.data(), inputs.size()),
+                         absl::MakeSpan(outputs, static_cast<size_t>(step.num_outputs)), *attrs};
+      absl::Status st = step.kernel(kctx);
+      if (!st.ok()) throw_node_error(node, with_op_prefix(st, node.op->api_name));
+      break;
+    }
+  }
+  if (rc.tracing) {
+    NodeExecStats ns;
+    ns.node_name = node.name;
+    ns.op = node.op->type;
+    ns.device = step.device->name();
+    ns.start_micros = std::chrono::duration_cast<std::chrono::microseconds>(t0 - rc.start).count();
+    ns.duration_nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+    for (int o = 0; o < step.num_outputs; ++o) {
+      const DeviceTensor& t = slots[step.first_output + o];
+      ns.output_shapes.push_back(t.shape);
+      ns.output_bytes.push_back(t.buffer ? static_cast<int64_t>(t.bytes()) : 0);
+    }
+    std::lock_guard<std::mutex> lock(rc.stats_mu);
+    rc.stats.nodes.push_back(std::move(ns));
+  }
+}
+
+void Plan::run_sequential(RunContext& rc) const {
+  for (const PlanStep& step : steps_) {
+    run_step(step, rc);
+    for (int s : step.release) rc.slots[s] = DeviceTensor{};
+  }
+}
+
+void Plan::run_parallel(RunContext& rc, InterOpPool& pool) const {
+  // Shared with the pool's tasks, which may still be returning when the last step is done.
+  struct Shared {
+    const Plan* plan;
+    RunContext* rc;
+    InterOpPool* pool;
+    std::unique_ptr<std::atomic<int>[]> pending;
+    std::atomic<int> remaining{0};
+    std::atomic<bool> failed{false};
+    std::exception_ptr error;
+    std::mutex mu;
+    std::condition_variable cv;
+
+    // Runs step i, then whatever it made ready: the first inline, the rest on the pool.
+    static void process(const std::shared_ptr<Shared>& self, int i) {
+      const Plan& plan = *self->plan;
+      RunContext& rc = *self->rc;
+      while (i >= 0) {
+        const PlanStep& step = plan.steps_[i];
+        if (!self->failed.load(std::memory_order_acquire)) {
+          try {
+            plan.run_step(step, rc);
+          } catch (...) {
+            std::lock_guard<std::mutex> lock(self->mu);
+            if (!self->failed.exchange(true)) self->error = std::current_exception();
+          }
+        }
+        for (int s : step.inputs)
+          if (rc.uses_left[s].fetch_sub(1, std::memory_order_acq_rel) == 1 && !plan.slot_pinned_[s])
+            rc.slots[s] = DeviceTensor{};
+        int next = -1;
+        for (int succ : step.successors) {
+          if (self->pending[succ].fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
+          if (next < 0) next = succ;
+          else self->pool->schedule([self, succ] { process(self, succ); });
+        }
+        if (self->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+          std::lock_guard<std::mutex> lock(self->mu);
+          self->cv.notify_all();
+        }
+        i = next;
+      }
+    }
+  };
+  const int n = static_cast<int>(steps_.size());
+  auto shared = std::make_shared<Shared>();
+  shared->plan = this;
+  shared->rc = &rc;
+  shared->pool = &pool;
+  shared->pending.reset(new std::atomic<int>[n]);
+  for (int i = 0; i < n; ++i) shared->pending[i].store(steps_[i].num_predecessors, std::memory_order_relaxed);
+  shared->remaining.store(n);
+  rc.uses_left.reset(new std::atomic<int>[num_slots_]);
+  for (int s = 0; s < num_slots_; ++s) rc.uses_left[s].store(slot_uses_[s], std::memory_order_relaxed);
+
+  for (size_t r = 1; r < roots_.size(); ++r) pool.schedule([shared, i = roots_[r]] { Shared::process(shared, i); });
+  if (!roots_.empty()) Shared::process(shared, roots_[0]);
+  while (shared->remaining.load(std::memory_order_acquire) > 0) {
+    if (pool.try_run_one()) continue;
+    std::unique_lock<std::mutex> lock(shared->mu);
+    shared->cv.wait_for(lock, std::chrono::microseconds(200), [&] { return shared->remaining.load() == 0; });
+  }
+  std::lock_guard<std::mutex> lock(shared->mu);
+  if (shared->error) std::rethrow_exception(shared->error);
+}
+
+std::vector<Tensor> Plan::run(const std::vector<Tensor>& feeds, SessionState& state, InterOpPool* pool,
+                              const RunOptions* options, RunMetadata* metadata, std::source_location) const {
+  RunContext rc;
+  rc.feeds = &feeds;
+  rc.state = &state;
+  rc.slots.resize(static_cast<size_t>(num_slots_));
+  rc.tracing = options && options->trace_level == RunOptions::TraceLevel::kFullTrace && metadata;
+  rc.start = Clock::now();
+  for (size_t i = 0; i < feeds.size(); ++i) rc.slots[feed_slots_[i]] = feeds[i].device_tensor();
+
+  if (parallel_ && pool && pool->size() > 0) run_parallel(rc, *pool);
+  else run_sequential(rc);
+
+  // The run succeeded: commit variable writes (Note [Executor]).
+  {
+    std::lock_guard<std::mutex> lock(state.mu);
+    for (auto& [id, entry] : rc.overlay)
+      if (entry.first.graph_info() != nullptr) state.variables[id] = entry.second;
+  }
+  for (auto& [id, entry] : rc.overlay)
+    if (entry.first.graph_info() == nullptr) entry.first.assign(entry.second);
+
+  std::vector<Tensor> results;
+  results.reserve(fetches_.size());
+  for (const PlanFetch& f : fetches_) {
+    switch (f.kind) {
+      case PlanFetch::Kind::kTensor: results.push_back(Tensor::from_device_tensor(rc.slots[f.slot])); break;
+      case PlanFetch::Kind::kOperation: results.emplace_back(); break;
+      case PlanFetch::Kind::kVariable: {
+        const Variable& v = *f.variable;
+        if (v.graph_info() == nullptr) { results.push_back(v.read()); break; }
+        std::lock_guard<std::mutex> lock(state.mu);
+        auto it = state.variables.find(v.id());
+        if (it == state.variables.end())
+          throw FailedPreconditionError(
+              absl::StrCat("[Session.run] Attempting to use uninitialized value ", v.name(), " (created at ",
+                           v.created_at().file_name(), ":", v.created_at().line(), ")"),
+              v.created_at());
+        results.push_back(it->second);
+        break;
+      }
+    }
+  }
+  if (metadata) {
+    if (rc.tracing) metadata->step_stats = std::move(rc.stats);
+    if (options && options->output_partition_graphs) metadata->partition_graphs = partition_graphs();
+  }
+  return results;
+}
+
+std::vector<PartitionGraph> Plan::partition_graphs() const {
+  std::vector<PartitionGraph> parts;
+  auto part_for = [&](Device* d) -> PartitionGraph& {
+    for (PartitionGraph& p : parts) if (p.device == d->name()) return p;
+    parts.push_back(PartitionGraph{d->name(), {}});
+    return parts.back();
+  };
+  absl::flat_hash_map<int, Device*> device_of;
+  for (const PlanStep& step : steps_) device_of[step.node->id] = step.device;
+  for (const PlanStep& step : steps_) {
+    const Node& node = *step.node;
+    std::vector<std::string> ins;
+    for (const TensorRef& in : node.inputs) {
+      std::string src = absl::StrCat(graph_.state()->node(in.node).name, ":", in.index);
+      auto it = device_of.find(in.node);
+      if (it != device_of.end() && it->second != step.device) {
+        // A cross-device edge: a _Send on the producer's device, a _Recv on this one.
+        part_for(it->second).nodes.push_back(absl::StrCat("_Send(", src, ") to ", step.device->name()));
+        part_for(step.device).nodes.push_back(absl::StrCat("_Recv(", src, ") from ", it->second->name()));
+      }
+      ins.push_back(std::move(src));
+    }
+    for (int c : node.control_inputs) ins.push_back(absl::StrCat("^", graph_.state()->node(c).name));
+    part_for(step.device).nodes.push_back(absl::StrCat(node.name, " = ", node.op->type, "(", absl::StrJoin(ins, ", "), ")"));
+  }
+  return parts;
+}
+
+// ---- InterOpPool ----
+
+InterOpPool::InterOpPool(int threads) {
+  for (int i = 0; i < threads; ++i)
+    threads_.emplace_back([this] {
+      for (;;) {
+        std::function<void()> fn;
+        {
+          std::unique_lock<std::mutex> lock(mu_);
+          cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+          if (stop_ && queue_.empty()) return;
+          fn = std::move(queue_.back());
+          queue_.pop_back();
+        }
+        fn();
+      }
+    });
+}
+
+InterOpPool::~InterOpPool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+void InterOpPool::schedule(std::function<void()> fn) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(fn));
+  }
+  cv_.notify_one();
+}
+
+bool InterOpPool::try_run_one() {
+  std::function<void()> fn;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (queue_.empty()) return false;
+    fn = std::move(queue_.back());
+    queue_.pop_back();
+  }
+  fn();
+  return true;
+}
+
+// ---- text forms ----
+
+std::string StepStats::to_string() const {
+  std::string out;
+  for (const NodeExecStats& n : nodes) {
+    std::vector<std::string> shapes;
+    for (size_t i = 0; i < n.output_shapes.size(); ++i)
+      shapes.push_back(absl::StrCat(n.output_shapes[i].to_string(), " ", n.output_bytes[i], "B"));
+    absl::StrAppend(&out, n.node_name, " (", n.op, ") on ", n.device, ": start ", n.start_micros, "us, ",
+                    n.duration_nanos, "ns, outputs [", absl::StrJoin(shapes, ", "), "]\n");
+  }
+  return out;
+}
+
+std::string PartitionGraph::to_string() const {
+  return absl::StrCat("partition ", device, " {\n  ", absl::StrJoin(nodes, "\n  "), "\n}\n");
+}
+
+}  // namespace tapeflow

@@ -1,0 +1,135 @@
+// The graph executor: a Plan is the pruned, placed and ordered subgraph that one
+// (feeds, fetches, targets) signature needs; Plan::run executes it with the same kernels as
+// eager execution. Sessions compile a Plan once per signature and cache it.
+//
+// Note [Executor]:
+// - Order: node ids are a topological order (inputs are always older), so the plan is the
+//   needed nodes sorted by id; no sort is needed.
+// - Memory: each output gets a slot; a slot is released after its last consumer, and an
+//   elementwise op writes into an input buffer that nothing else holds (same dtype and size).
+// - Parallelism: when the plan has independent kernels and more than one inter-op thread,
+//   ready nodes run concurrently (pending-input counts, a work queue); otherwise in order on
+//   the caller's thread.
+// - Variables: reads and updates go through a per-run overlay that is committed only when the
+//   whole run succeeds, so a failed run leaves every variable as it was.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+#include "devices/device.h"
+#include "devices/kernel_registry.h"
+#include "graph/graph.h"
+#include "graph/session_types.h"
+
+namespace tapeflow {
+
+// Per-Session variable values (graph-created variables) and random-op counters.
+struct SessionState {
+  std::mutex mu;
+  absl::flat_hash_map<int64_t, Tensor> variables;    // Variable::id() -> value
+  absl::flat_hash_map<int, uint64_t> random_counts;  // random node -> runs so far
+};
+
+class InterOpPool;
+
+struct PlanStep {
+  enum class Kind : uint8_t {
+    kKernel, kView, kConst, kNoOp, kPrint, kRead, kAssign, kAssignAdd, kAssignSub
+  };
+  const Node* node = nullptr;
+  Kind kind = Kind::kKernel;
+  Device* device = nullptr;
+  KernelFn kernel = nullptr;
+  bool static_shapes = false;  // outputs' shapes known at plan time
+  bool random = false;         // a random op: its seeds advance per run
+  bool reuse_input = false;    // elementwise: may write into a dying input buffer
+  absl::InlinedVector<int, 3> inputs;  // slots
+  int first_output = 0;                 // slots first_output .. first_output + num_outputs - 1
+  int num_outputs = 0;
+  absl::InlinedVector<int, 2> release;  // slots whose last use is this step
+  std::vector<int> successors;          // steps that wait for this one (parallel mode)
+  int num_predecessors = 0;
+};
+
+struct PlanFetch {
+  enum class Kind : uint8_t { kTensor, kOperation, kVariable };
+  Kind kind = Kind::kTensor;
+  int slot = -1;                     // kTensor
+  std::optional<Variable> variable;  // kVariable
+};
+
+class Plan {
+ public:
+  struct FetchSpec {
+    PlanFetch::Kind kind = PlanFetch::Kind::kTensor;
+    TensorRef ref;                     // kTensor
+    int node = -1;                     // kOperation
+    std::optional<Variable> variable;  // kVariable
+  };
+  struct Request {
+    std::vector<TensorRef> feeds;
+    std::vector<FetchSpec> fetches;
+    std::vector<int> targets;
+  };
+
+  // Prunes, places and orders. Throws InvalidArgumentError for an unfed placeholder the run
+  // needs (naming it and its line) and for a device that cannot be assigned.
+  static std::unique_ptr<Plan> compile(const Graph& graph, const Request& request, const SessionOptions& options,
+                                       std::source_location loc);
+
+  // feeds: one value per request feed, already validated. Returns one tensor per fetch.
+  std::vector<Tensor> run(const std::vector<Tensor>& feeds, SessionState& state, InterOpPool* pool,
+                          const RunOptions* options, RunMetadata* metadata, std::source_location loc) const;
+
+  int num_steps() const { return static_cast<int>(steps_.size()); }
+  bool parallel() const { return parallel_; }
+  const std::vector<PlanStep>& steps() const { return steps_; }
+
+ private:
+  struct RunContext;
+  void run_step(const PlanStep& step, RunContext& rc) const;
+  void run_sequential(RunContext& rc) const;
+  void run_parallel(RunContext& rc, InterOpPool& pool) const;
+  std::vector<PartitionGraph> partition_graphs() const;
+
+  Graph graph_;
+  std::vector<PlanStep> steps_;
+  int num_slots_ = 0;
+  std::vector<int> feed_slots_;      // per request feed; -1 when no step reads it
+  std::vector<PlanFetch> fetches_;
+  std::vector<int> slot_uses_;       // consumers per slot (parallel mode counts down from these)
+  std::vector<bool> slot_pinned_;    // fetched or fed: never released or reused
+  bool parallel_ = false;
+  std::vector<int> roots_;           // steps with no predecessors
+};
+
+// A fixed set of threads that run a plan's ready steps (one pool per Session).
+class InterOpPool {
+ public:
+  explicit InterOpPool(int threads);
+  ~InterOpPool();
+  int size() const { return static_cast<int>(threads_.size()); }
+  void schedule(std::function<void()> fn);
+  // Runs one queued task on the caller's thread; false when the queue is empty. A thread
+  // waiting for a plan helps with it, so nested runs cannot starve the pool.
+  bool try_run_one();
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::function<void()>> queue_;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace tapeflow

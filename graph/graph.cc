@@ -1,0 +1,331 @@
+#include "graph/graph.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/errors.h"
+#include "graph/graph_context.h"
+#include "graph/graph_ops.h"
+
+namespace tapeflow {
+
+std::string describe_node(const Node& node) {
+  std::string where = node.loc.line() ? absl::StrCat(" created at ", node.loc.file_name(), ":", node.loc.line()) : "";
+  return absl::StrCat("node '", node.name, "' (", node.op ? node.op->type : "?", ")", where);
+}
+
+// ---- GraphState ----
+
+std::string GraphState::node_name(int node) const { return this->node(node).name; }
+std::string GraphState::node_type(int node) const { return this->node(node).op->type; }
+
+int GraphState::add_node(Node node) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int id = static_cast<int>(nodes_.size());
+  for (const TensorRef& in : node.inputs)
+    if (in.node < 0 || in.node >= id || in.index >= static_cast<int>(nodes_[in.node]->outputs.size()))
+      throw InternalError(absl::StrCat("[graph] node '", node.name, "' has an input from a missing node output"),
+                          node.loc);
+  for (int c : node.control_inputs)
+    if (c < 0 || c >= id) throw InternalError(absl::StrCat("[graph] node '", node.name, "' has a bad control input"), node.loc);
+  node.id = id;
+  by_name_[node.name] = id;
+  // A name given explicitly (not through unique_name) still counts as used.
+  names_in_use_.try_emplace(absl::AsciiStrToLower(node.name), 1);
+  nodes_.push_back(std::make_unique<Node>(std::move(node)));
+  ++version_;
+  return id;
+}
+
+std::string GraphState::unique_name(std::string_view name_view) {
+  // TensorFlow's Graph.unique_name: the first use keeps the name; later uses append _1, _2...
+  // skipping names already taken (compared case-insensitively).
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string name(name_view);
+  std::string key = absl::AsciiStrToLower(name);
+  int& count = names_in_use_[key];
+  int i = count;
+  ++count;
+  if (i == 0) return name;
+  const std::string base_key = key;
+  while (names_in_use_.contains(key)) key = absl::StrCat(base_key, "_", i++);
+  names_in_use_[key] = 1;
+  return absl::StrCat(name, "_", i - 1);
+}
+
+const Node& GraphState::node(int id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return *nodes_.at(static_cast<size_t>(id));
+}
+
+Node& GraphState::mutable_node(int id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++version_;
+  return *nodes_.at(static_cast<size_t>(id));
+}
+
+int GraphState::num_nodes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(nodes_.size());
+}
+
+std::vector<const Node*> GraphState::snapshot() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<const Node*> out;
+  out.reserve(nodes_.size());
+  for (const auto& n : nodes_) out.push_back(n.get());
+  return out;
+}
+
+int GraphState::find(std::string_view name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = by_name_.find(std::string(name));
+  return it == by_name_.end() ? -1 : it->second;
+}
+
+Tensor GraphState::tensor(TensorRef ref) const {
+  const Node& n = node(ref.node);
+  const TensorSpec& spec = n.outputs.at(static_cast<size_t>(ref.index));
+  auto self = std::const_pointer_cast<GraphState>(shared_from_this());
+  return Tensor::make_symbolic(SymbolicRef{self, ref.node, ref.index}, spec.dtype, spec.shape, n.loc);
+}
+
+std::vector<int> GraphState::variable_nodes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return variables_;
+}
+
+void GraphState::add_variable_node(int handle) {
+  std::lock_guard<std::mutex> lock(mu_);
+  variables_.push_back(handle);
+}
+
+void GraphState::add_to_collection(std::string_view key, CollectionItem item) {
+  StoredItem stored = std::visit(
+      [&](auto&& v) -> StoredItem {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, Tensor>) {
+          if (!v.is_symbolic() || v.symbolic().graph.get() != this)
+            throw InvalidArgumentError(
+                absl::StrCat("[add_to_collection] collection '", std::string(key),
+                             "': only tensors of this graph can be added"), {});
+          return TensorRef{v.symbolic().node, v.symbolic().output};
+        } else if constexpr (std::is_same_v<V, Operation>) {
+          if (&v.node() != &node(v.id()))
+            throw InvalidArgumentError(absl::StrCat("[add_to_collection] collection '", std::string(key),
+                                                    "': the operation belongs to another graph"), {});
+          return v.id();
+        } else {
+          return v;
+        }
+      },
+      std::move(item));
+  std::lock_guard<std::mutex> lock(mu_);
+  ++version_;
+  for (auto& [k, items] : collections_)
+    if (k == key) { items.push_back(std::move(stored)); return; }
+  collections_.emplace_back(std::string(key), std::vector<StoredItem>{std::move(stored)});
+}
+
+std::vector<CollectionItem> GraphState::get_collection(std::string_view key) {
+  std::vector<StoredItem> items;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [k, v] : collections_) if (k == key) items = v;
+  }
+  std::vector<CollectionItem> out;
+  for (const StoredItem& item : items) {
+    if (auto* ref = std::get_if<TensorRef>(&item)) out.emplace_back(tensor(*ref));
+    else if (auto* op = std::get_if<int>(&item)) out.emplace_back(Operation(shared_from_this(), *op));
+    else if (auto* var = std::get_if<Variable>(&item)) out.emplace_back(*var);
+    else out.emplace_back(std::get<std::string>(item));
+  }
+  return out;
+}
+
+std::vector<std::string> GraphState::collection_keys() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : collections_) keys.push_back(k);
+  return keys;
+}
+
+bool GraphState::is_feedable(TensorRef ref) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !unfeedable_.contains(ref);
+}
+
+void GraphState::prevent_feeding(TensorRef ref) {
+  std::lock_guard<std::mutex> lock(mu_);
+  unfeedable_.insert(ref);
+  ++version_;
+}
+
+uint64_t GraphState::version() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return version_;
+}
+
+// ---- Operation ----
+
+const Node& Operation::node() const { return graph_->node(node_); }
+const std::string& Operation::name() const { return node().name; }
+std::string Operation::type() const { return node().op->type; }
+int Operation::num_outputs() const { return static_cast<int>(node().outputs.size()); }
+Tensor Operation::output(int index) const {
+  if (index < 0 || index >= num_outputs())
+    throw OutOfRangeError(absl::StrCat("[Operation] '", name(), "' has ", num_outputs(), " outputs; asked for output ",
+                                       index), {});
+  return graph_->tensor({node_, index});
+}
+std::vector<Tensor> Operation::outputs() const {
+  std::vector<Tensor> out;
+  for (int i = 0; i < num_outputs(); ++i) out.push_back(graph_->tensor({node_, i}));
+  return out;
+}
+std::vector<Tensor> Operation::inputs() const {
+  std::vector<Tensor> out;
+  for (const TensorRef& r : node().inputs) out.push_back(graph_->tensor(r));
+  return out;
+}
+std::vector<Operation> Operation::control_inputs() const {
+  std::vector<Operation> out;
+  for (int c : node().control_inputs) out.emplace_back(graph_, c);
+  return out;
+}
+std::string Operation::device() const { return node().requested_device.to_string(); }
+const std::source_location& Operation::location() const { return node().loc; }
+const AttrMap& Operation::attrs() const { return node().attrs; }
+Graph Operation::graph() const { return graph_->handle(); }
+
+Operation producer(const Tensor& t, std::source_location loc) {
+  if (!t.is_symbolic())
+    throw InvalidArgumentError("[producer] the tensor is not a graph tensor (it has no producing operation)", loc);
+  return Operation(std::static_pointer_cast<GraphState>(t.symbolic().graph), t.symbolic().node);
+}
+
+// ---- Graph ----
+
+Graph::Graph() : state_(std::make_shared<GraphState>()) {}
+
+GraphDefaultGuard Graph::as_default() const { return GraphDefaultGuard(*this); }
+
+std::vector<Operation> Graph::get_operations() const {
+  std::vector<Operation> ops;
+  const int n = state_->num_nodes();
+  ops.reserve(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) ops.emplace_back(state_, i);
+  return ops;
+}
+
+int Graph::num_nodes() const { return state_->num_nodes(); }
+
+Operation Graph::get_operation_by_name(std::string_view name) const {
+  const int id = state_->find(name);
+  if (id < 0) {
+    // Point at a likely intended name: the same name in another case, or with a suffix.
+    std::string hint;
+    const std::string lower = absl::AsciiStrToLower(std::string(name));
+    for (int i = 0; i < state_->num_nodes() && hint.empty(); ++i) {
+      const std::string& n = state_->node(i).name;
+      if (absl::AsciiStrToLower(n) == lower || n.starts_with(absl::StrCat(std::string(name), "_")))
+        hint = absl::StrCat(" (did you mean '", n, "'?)");
+    }
+    throw NotFoundError(absl::StrCat("[get_operation_by_name] The graph has no operation named '", std::string(name),
+                                     "'", hint, "; it has ", state_->num_nodes(), " operations"),
+                        {});
+  }
+  return Operation(state_, id);
+}
+
+Tensor Graph::get_tensor_by_name(std::string_view name) const {
+  const size_t colon = name.rfind(':');
+  int index = 0;
+  if (colon == std::string_view::npos || !absl::SimpleAtoi(std::string(name.substr(colon + 1)), &index) || index < 0)
+    throw InvalidArgumentError(absl::StrCat("[get_tensor_by_name] '", std::string(name),
+                                            "' is not a tensor name: tensor names look like 'op_name:0'"),
+                               {});
+  Operation op = get_operation_by_name(name.substr(0, colon));
+  return op.output(index);
+}
+
+namespace {
+TensorRef ref_in(const GraphState& g, const Tensor& t, const char* api) {
+  if (!t.is_symbolic() || t.symbolic().graph.get() != &g)
+    throw InvalidArgumentError(absl::StrCat("[", api, "] the tensor is not a tensor of this graph"), {});
+  return TensorRef{t.symbolic().node, t.symbolic().output};
+}
+}  // namespace
+
+bool Graph::is_feedable(const Tensor& t) const { return state_->is_feedable(ref_in(*state_, t, "is_feedable")); }
+void Graph::prevent_feeding(const Tensor& t) { state_->prevent_feeding(ref_in(*state_, t, "prevent_feeding")); }
+
+void Graph::add_to_collection(std::string_view key, CollectionItem item) { state_->add_to_collection(key, std::move(item)); }
+std::vector<CollectionItem> Graph::get_collection(std::string_view key) const { return state_->get_collection(key); }
+std::vector<std::string> Graph::get_all_collection_keys() const { return state_->collection_keys(); }
+
+namespace {
+std::vector<Variable> variables_in(const Graph& g, const char* key) {
+  std::vector<Variable> out;
+  for (const CollectionItem& item : g.get_collection(key))
+    if (auto* v = std::get_if<Variable>(&item)) out.push_back(*v);
+  return out;
+}
+}  // namespace
+
+std::vector<Variable> Graph::global_variables() const { return variables_in(*this, GraphKeys::kGlobalVariables); }
+std::vector<Variable> Graph::trainable_variables() const { return variables_in(*this, GraphKeys::kTrainableVariables); }
+
+Operation Graph::global_variables_initializer(std::source_location loc) const {
+  auto scope = as_default();
+  return variables_initializer(global_variables(), "init", loc);
+}
+
+std::string Graph::to_string() const {
+  std::string out;
+  for (int i = 0; i < state_->num_nodes(); ++i) {
+    const Node& n = state_->node(i);
+    std::vector<std::string> ins;
+    for (const TensorRef& r : n.inputs) ins.push_back(absl::StrCat(state_->node(r.node).name, ":", r.index));
+    for (int c : n.control_inputs) ins.push_back(absl::StrCat("^", state_->node(c).name));
+    absl::StrAppend(&out, n.name, " = ", n.op->type, "(", absl::StrJoin(ins, ", "), ")");
+    if (!n.requested_device.empty()) absl::StrAppend(&out, " ", n.requested_device.to_string());
+    out += "\n";
+  }
+  return out;
+}
+
+Graph get_default_graph() {
+  if (GraphBuildingContext* ctx = current_graph_context()) return ctx->graph();
+  thread_local Graph* fallback = new Graph();  // leaked: may outlive thread_local destructors
+  return *fallback;
+}
+
+bool building_graph() { return current_graph_context() != nullptr; }
+
+Operation variables_initializer(const std::vector<Variable>& variables, std::string_view name,
+                                std::source_location loc) {
+  GraphBuildingContext* ctx = current_graph_context();
+  if (ctx == nullptr)
+    throw FailedPreconditionError("[variables_initializer] no graph is being built (use graph.as_default())", loc);
+  std::vector<Operation> inits;
+  for (const Variable& v : variables) {
+    const GraphVariableInfo* info = v.graph_info();
+    if (info == nullptr || info->graph.lock().get() != ctx->graph().state().get())
+      throw InvalidArgumentError(absl::StrCat("[variables_initializer] Variable '", v.name(),
+                                              "' is not a variable of this graph"),
+                                 loc);
+    inits.emplace_back(ctx->graph().state(), info->initializer_node);
+  }
+  return group(inits, name, loc);
+}
+
+Operation global_variables_initializer(std::source_location loc) {
+  return get_default_graph().global_variables_initializer(loc);
+}
+
+}  // namespace tapeflow

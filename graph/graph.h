@@ -1,0 +1,222 @@
+// Graph: a dataflow graph of operations (nodes) and the tensors (edges, "node:index") between
+// them, plus collections. Ops called while a graph is the default add nodes instead of running:
+//
+//   tapeflow::Graph g;
+//   {
+//     auto scope = g.as_default();                     // Python: with g.as_default():
+//     Tensor x = placeholder(DType::kFloat32, {3}, "x");
+//     Tensor y = square(x);                            // node "Square", tensor "Square:0"
+//   }
+//   Session sess(g);
+//   sess.run(y, {{x, Tensor{1.f, 2.f, 3.f}}});         // [1 4 9]
+//
+// Names follow TensorFlow: an op is named after its type (or the name given to it), prefixed
+// by the enclosing name scopes and made unique with "_1", "_2", ... (graph/scopes.h).
+//
+// Graph is a cheap handle: copies share one graph, and symbolic tensors keep their graph
+// alive. Nodes are only ever added, so a node's id is also its position in a topological order
+// (its inputs are always older). Adding nodes and reading the graph are thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <source_location>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "core/attr.h"
+#include "devices/device_spec.h"
+#include "eager/op_def.h"
+#include "eager/symbolic.h"
+#include "eager/tensor.h"
+#include "eager/variable.h"
+
+namespace tapeflow {
+
+class Graph;
+class GraphState;
+class GraphDefaultGuard;
+
+// An edge's source: output `index` of node `node`.
+struct TensorRef {
+  int node = -1;
+  int index = 0;
+  friend bool operator==(const TensorRef&, const TensorRef&) = default;
+  template <typename H> friend H AbslHashValue(H h, const TensorRef& r) { return H::combine(std::move(h), r.node, r.index); }
+};
+
+struct Node {
+  int id = -1;
+  std::string name;
+  const OpDef* op = nullptr;
+  std::vector<TensorRef> inputs;
+  std::vector<int> control_inputs;
+  AttrMap attrs;
+  OutputSpecs outputs;             // dtypes and (possibly partial) shapes
+  DeviceSpec requested_device;     // merged from the device scopes; empty when none
+  std::source_location loc;        // the user's line that created the node
+  Tensor value;                    // Const and captured tensors: the value (a shared buffer)
+  std::optional<Variable> variable;  // variable nodes (handle, read, assign): the variable
+};
+
+// "node 'outer/c' (Const) created at file.cc:12" for messages.
+std::string describe_node(const Node& node);
+
+// An operation handle: a node of a graph.
+class Operation {
+ public:
+  Operation() = default;
+  Operation(std::shared_ptr<GraphState> graph, int node) : graph_(std::move(graph)), node_(node) {}
+
+  bool defined() const { return graph_ != nullptr; }
+  const std::string& name() const;
+  std::string type() const;
+  int num_outputs() const;
+  Tensor output(int index) const;
+  std::vector<Tensor> outputs() const;
+  std::vector<Tensor> inputs() const;
+  std::vector<Operation> control_inputs() const;
+  // The requested device ("" when none was requested).
+  std::string device() const;
+  const std::source_location& location() const;
+  const AttrMap& attrs() const;
+  Graph graph() const;
+  int id() const { return node_; }
+  const Node& node() const;
+
+  friend bool operator==(const Operation& a, const Operation& b) { return a.graph_ == b.graph_ && a.node_ == b.node_; }
+
+ private:
+  std::shared_ptr<GraphState> graph_;
+  int node_ = -1;
+};
+
+// The op that produces a symbolic tensor (InvalidArgumentError for a concrete one).
+Operation producer(const Tensor& t, std::source_location loc = std::source_location::current());
+
+// Standard collection keys (tf.GraphKeys).
+struct GraphKeys {
+  static constexpr const char* kGlobalVariables = "variables";
+  static constexpr const char* kTrainableVariables = "trainable_variables";
+  static constexpr const char* kLocalVariables = "local_variables";
+  static constexpr const char* kLosses = "losses";
+  static constexpr const char* kTrainOp = "train_op";
+  static constexpr const char* kUpdateOps = "update_ops";
+  static constexpr const char* kSummaries = "summaries";
+};
+
+using CollectionItem = std::variant<Tensor, Operation, Variable, std::string>;
+
+class Graph {
+ public:
+  Graph();
+
+  // Makes this graph the thread's default (ops add nodes to it) until the guard is destroyed.
+  [[nodiscard]] GraphDefaultGuard as_default() const;
+
+  std::vector<Operation> get_operations() const;
+  int num_nodes() const;
+  // NotFoundError naming what is missing (and a close match, when there is one).
+  Operation get_operation_by_name(std::string_view name) const;
+  // "op_name:index"; InvalidArgumentError for a malformed name.
+  Tensor get_tensor_by_name(std::string_view name) const;
+
+  // Feeding: every tensor is feedable unless prevent_feeding was called for it.
+  bool is_feedable(const Tensor& t) const;
+  void prevent_feeding(const Tensor& t);
+
+  void add_to_collection(std::string_view key, CollectionItem item);
+  std::vector<CollectionItem> get_collection(std::string_view key) const;
+  std::vector<std::string> get_all_collection_keys() const;
+  // The variables of the standard collections, in creation order.
+  std::vector<Variable> global_variables() const;
+  std::vector<Variable> trainable_variables() const;
+
+  // The operation that runs every variable initializer of this graph (a NoOp with them as
+  // control inputs), named "init". Built anew each call, so it covers variables added later.
+  Operation global_variables_initializer(std::source_location loc = std::source_location::current()) const;
+
+  // One line per node: "name = Type(inputs) device", for debugging and golden tests.
+  std::string to_string() const;
+
+  // ---- for the graph layer: direct node access ----
+  const std::shared_ptr<GraphState>& state() const { return state_; }
+  friend bool operator==(const Graph& a, const Graph& b) { return a.state_ == b.state_; }
+
+ private:
+  friend class GraphState;
+  explicit Graph(std::shared_ptr<GraphState> state) : state_(std::move(state)) {}
+  std::shared_ptr<GraphState> state_;
+};
+
+// The innermost graph made default on this thread by as_default(); when there is none, a
+// per-thread graph created on first use (as tf.compat.v1.get_default_graph()).
+Graph get_default_graph();
+// True while some graph is the default on this thread (ops then build nodes).
+bool building_graph();
+
+// Runs every initializer of these variables (a NoOp named "init" with them as control inputs).
+Operation variables_initializer(const std::vector<Variable>& variables, std::string_view name = "init",
+                               std::source_location loc = std::source_location::current());
+// The default graph's global_variables_initializer().
+Operation global_variables_initializer(std::source_location loc = std::source_location::current());
+
+// The graph's own state (graph/graph.cc). Exposed for graph-layer code: the building context,
+// the executor and passes.
+class GraphState final : public GraphBase, public std::enable_shared_from_this<GraphState> {
+ public:
+  std::string node_name(int node) const override;
+  std::string node_type(int node) const override;
+
+  // Adds a node. `name` is used as given (already unique: see unique_name). Fills id.
+  // Checks the inputs' and control inputs' ids.
+  int add_node(Node node);
+  // TensorFlow's uniquifying rule over every name used so far (ops and name scopes alike):
+  // "c", "c_1", "c_2"... Marks the result as used.
+  std::string unique_name(std::string_view name);
+  const Node& node(int id) const;
+  Node& mutable_node(int id);
+  int num_nodes() const;
+  // Every node, under one lock (pointers stay valid: nodes are never removed).
+  std::vector<const Node*> snapshot() const;
+  // -1 when absent.
+  int find(std::string_view name) const;
+  Graph handle() { return Graph(shared_from_this()); }
+  Tensor tensor(TensorRef ref) const;
+
+  // Variables created in this graph (their handle nodes), in creation order.
+  std::vector<int> variable_nodes() const;
+  void add_variable_node(int handle);
+
+  // Graph collections (guarded by the same lock as nodes).
+  void add_to_collection(std::string_view key, CollectionItem item);
+  std::vector<CollectionItem> get_collection(std::string_view key);
+  std::vector<std::string> collection_keys() const;
+
+  bool is_feedable(TensorRef ref) const;
+  void prevent_feeding(TensorRef ref);
+
+  // Bumped by every change, so cached plans can notice a changed graph.
+  uint64_t version() const;
+
+ private:
+  friend class Graph;
+  using StoredItem = std::variant<TensorRef, int, Variable, std::string>;  // int: an operation
+  mutable std::mutex mu_;
+  std::vector<std::unique_ptr<Node>> nodes_;
+  absl::flat_hash_map<std::string, int> by_name_;
+  absl::flat_hash_map<std::string, int> names_in_use_;  // lowercased, as TensorFlow keys them
+  std::vector<int> variables_;
+  std::vector<std::pair<std::string, std::vector<StoredItem>>> collections_;
+  absl::flat_hash_set<TensorRef> unfeedable_;
+  uint64_t version_ = 0;
+};
+
+}  // namespace tapeflow

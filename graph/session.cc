@@ -1,0 +1,206 @@
+#include "graph/session.h"
+
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "core/errors.h"
+#include "devices/cpu/thread_pool.h"
+#include "eager/context.h"
+#include "graph/executor.h"
+#include "graph/graph_context.h"
+#include "graph/graph_ops.h"
+
+namespace tapeflow {
+
+namespace {
+
+std::string shape_text(const Shape& s) {
+  std::string out = "(";
+  for (int i = 0; i < s.rank(); ++i) absl::StrAppend(&out, i ? ", " : "", s.dim(i) < 0 ? std::string("?") : absl::StrCat(s.dim(i)));
+  return out + (s.rank() == 1 ? ",)" : ")");
+}
+
+TensorRef ref_of(const Graph& graph, const Tensor& t, const char* what, std::source_location loc) {
+  if (!t.defined()) throw InvalidArgumentError(absl::StrCat("[Session.run] a ", what, " is an empty tensor"), loc);
+  if (!t.is_symbolic())
+    throw InvalidArgumentError(absl::StrCat("[Session.run] a ", what,
+                                            " is a concrete (eager) tensor, not a tensor of the session's graph"),
+                               loc);
+  if (t.symbolic().graph.get() != graph.state().get())
+    throw InvalidArgumentError(absl::StrCat("[Session.run] Tensor '", t.name(), "' (", what,
+                                            ") is not an element of this session's graph"),
+                               loc);
+  return TensorRef{t.symbolic().node, t.symbolic().output};
+}
+
+thread_local InteractiveSession* g_default_session = nullptr;
+
+}  // namespace
+
+Session::Session(SessionOptions options) : Session(get_default_graph(), std::move(options)) {}
+
+Session::Session(const Graph& graph, SessionOptions options)
+    : graph_(graph), options_(std::move(options)), state_(std::make_unique<SessionState>()) {
+  if (!options_.target.empty())
+    throw UnimplementedError(absl::StrCat("[Session] remote targets are not implemented yet (target '", options_.target,
+                                          "'); use \"\" for this process"),
+                             {});
+  if (options_.gpu_options.per_process_gpu_memory_fraction <= 0 ||
+      options_.gpu_options.per_process_gpu_memory_fraction > 1)
+    throw InvalidArgumentError(absl::StrCat("[Session] gpu_options.per_process_gpu_memory_fraction must be in (0, 1], got ",
+                                            options_.gpu_options.per_process_gpu_memory_fraction),
+                               {});
+  if (options_.intra_op_parallelism_threads > 0) set_intra_op_threads(options_.intra_op_parallelism_threads);
+  int inter = options_.inter_op_parallelism_threads;
+  if (inter == 0) inter = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // The caller's thread runs steps too, so a pool of inter - 1 threads gives `inter` at once.
+  if (inter > 1) pool_ = std::make_unique<InterOpPool>(inter - 1);
+}
+
+Session::~Session() = default;
+
+std::vector<Tensor> Session::run(const std::vector<Fetch>& fetches, const FeedList& feeds,
+                                 const std::vector<Operation>& targets, const RunOptions* options,
+                                 RunMetadata* metadata, std::source_location loc) {
+  // Build the request and its signature; validate feeds (dtype and shape) first.
+  Plan::Request request;
+  std::string key;
+  std::vector<Tensor> feed_values;
+  feed_values.reserve(feeds.size());
+  for (const auto& [tensor, operand] : feeds) {
+    const TensorRef ref = ref_of(graph_, tensor, "feed key", loc);
+    if (!graph_.state()->is_feedable(ref))
+      throw InvalidArgumentError(absl::StrCat("[Session.run] Tensor '", tensor.name(), "' may not be fed"), loc);
+    const DType want = tensor.dtype();
+    Tensor value = operand.resolve("Session.run", &want);
+    if (!value.defined() || value.is_symbolic())
+      throw InvalidArgumentError(absl::StrCat("[Session.run] the value fed for '", tensor.name(),
+                                              "' must be a concrete tensor"),
+                                 loc);
+    if (value.dtype() != want)
+      throw InvalidArgumentError(absl::StrCat("[Session.run] Cannot feed a value of dtype ", dtype_name(value.dtype()),
+                                              " for Tensor '", tensor.name(), "', which has dtype ", dtype_name(want)),
+                                 loc);
+    if (!value.shape().is_compatible_with(tensor.shape()))
+      throw InvalidArgumentError(absl::StrCat("[Session.run] Cannot feed value of shape ", shape_text(value.shape()),
+                                              " for Tensor '", tensor.name(), "', which has shape ",
+                                              shape_text(tensor.shape())),
+                                 loc);
+    for (const TensorRef& seen : request.feeds)
+      if (seen == ref)
+        throw InvalidArgumentError(absl::StrCat("[Session.run] Tensor '", tensor.name(), "' is fed twice"), loc);
+    request.feeds.push_back(ref);
+    feed_values.push_back(std::move(value));
+    absl::StrAppend(&key, "f", ref.node, ":", ref.index, ";");
+  }
+  for (const Fetch& f : fetches) {
+    Plan::FetchSpec spec;
+    if (f.variable()) {
+      const Variable& v = *f.variable();
+      const GraphVariableInfo* info = v.graph_info();
+      if (info && info->graph.lock().get() != graph_.state().get())
+        throw InvalidArgumentError(absl::StrCat("[Session.run] Variable '", v.name(),
+                                                "' is not an element of this session's graph"),
+                                   loc);
+      spec.kind = PlanFetch::Kind::kVariable;
+      spec.variable = v;
+      absl::StrAppend(&key, "v", v.id(), ";");
+    } else if (f.operation().defined()) {
+      if (!(f.operation().graph() == graph_))
+        throw InvalidArgumentError(absl::StrCat("[Session.run] Operation '", f.operation().name(),
+                                                "' is not an element of this session's graph"),
+                                   loc);
+      spec.kind = PlanFetch::Kind::kOperation;
+      spec.node = f.operation().id();
+      absl::StrAppend(&key, "o", spec.node, ";");
+    } else {
+      spec.ref = ref_of(graph_, f.tensor(), "fetch", loc);
+      absl::StrAppend(&key, "t", spec.ref.node, ":", spec.ref.index, ";");
+    }
+    request.fetches.push_back(std::move(spec));
+  }
+  for (const Operation& t : targets) {
+    if (!t.defined() || !(t.graph() == graph_))
+      throw InvalidArgumentError("[Session.run] a target operation is not an element of this session's graph", loc);
+    request.targets.push_back(t.id());
+    absl::StrAppend(&key, "g", t.id(), ";");
+  }
+
+  std::shared_ptr<const Plan> plan;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) throw FailedPreconditionError("[Session.run] Attempted to use a closed Session", loc);
+    auto it = plans_.find(key);
+    if (it != plans_.end()) plan = it->second;
+  }
+  if (!plan) {
+    std::shared_ptr<const Plan> compiled = Plan::compile(graph_, request, options_, loc);
+    std::lock_guard<std::mutex> lock(mu_);
+    plan = plans_.try_emplace(key, std::move(compiled)).first->second;
+  }
+  // Kernels run eagerly underneath; tapes must not record the executor's own work.
+  ContextGuard eager(&eager_context());
+  PauseObservers no_recording;
+  return plan->run(feed_values, *state_, pool_.get(), options, metadata, loc);
+}
+
+Tensor Session::run(const Fetch& fetch, const FeedList& feeds, std::source_location loc) {
+  return std::move(run(std::vector<Fetch>{fetch}, feeds, {}, nullptr, nullptr, loc)[0]);
+}
+
+Tensor Session::run(const Fetch& fetch, const FeedList& feeds, const RunOptions& options, RunMetadata* metadata,
+                    std::source_location loc) {
+  return std::move(run(std::vector<Fetch>{fetch}, feeds, {}, &options, metadata, loc)[0]);
+}
+
+void Session::close() {
+  std::lock_guard<std::mutex> lock(mu_);
+  closed_ = true;
+  plans_.clear();
+  std::lock_guard<std::mutex> state_lock(state_->mu);
+  state_->variables.clear();
+}
+
+bool Session::closed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return closed_;
+}
+
+int Session::num_cached_plans() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(plans_.size());
+}
+
+// ---- InteractiveSession and the shortcuts ----
+
+InteractiveSession::InteractiveSession(SessionOptions options) : InteractiveSession(get_default_graph(), std::move(options)) {}
+
+InteractiveSession::InteractiveSession(const Graph& graph, SessionOptions options)
+    : Session(graph, std::move(options)), previous_(g_default_session) {
+  g_default_session = this;
+}
+
+InteractiveSession::~InteractiveSession() { g_default_session = previous_; }
+
+Session* default_session() { return g_default_session; }
+
+namespace {
+Session& session_or_default(Session* session, const char* api, std::source_location loc) {
+  if (session) return *session;
+  if (g_default_session) return *g_default_session;
+  throw FailedPreconditionError(absl::StrCat("[", api, "] no session given and no default session "
+                                             "(create an InteractiveSession, or pass a Session)"),
+                                loc);
+}
+}  // namespace
+
+Tensor eval(const Tensor& t, const FeedList& feeds, Session* session, std::source_location loc) {
+  if (t.defined() && !t.is_symbolic()) return t;  // a concrete tensor is its own value
+  return session_or_default(session, "eval", loc).run(t, feeds, loc);
+}
+
+void run(const Operation& op, const FeedList& feeds, Session* session, std::source_location loc) {
+  session_or_default(session, "run", loc).run(std::vector<Fetch>{}, feeds, {op}, nullptr, nullptr, loc);
+}
+
+}  // namespace tapeflow

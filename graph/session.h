@@ -1,0 +1,116 @@
+// Session: runs parts of a Graph. run() executes only the subgraph its fetches and targets
+// need, replacing fed tensors by the values given; variables keep their values per Session.
+//
+//   Graph g;
+//   Tensor x, y;
+//   {
+//     auto scope = g.as_default();
+//     x = placeholder(DType::kFloat32, {3}, "x");
+//     y = square(x);
+//   }
+//   Session sess(g);
+//   sess.run(y, {{x, {1.f, 2.f, 3.f}}});   // [1 4 9]
+//   sess.run(y);                           // InvalidArgumentError: feed placeholder 'x'
+//
+// Fetches may be tensors, operations (run for their effect; the result is an empty Tensor)
+// or variables (their value after the run). Feeds may replace any feedable tensor; a plain C++
+// number takes the fed tensor's dtype. The compiled plan for each (feeds, fetches, targets)
+// signature is cached; run() may be called from many threads at once.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <source_location>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "eager/operand.h"
+#include "graph/graph.h"
+#include "graph/session_types.h"
+
+namespace tapeflow {
+
+class Plan;
+class InterOpPool;
+struct SessionState;
+
+// What run() can fetch.
+class Fetch {
+ public:
+  Fetch(const Tensor& t) : tensor_(t) {}
+  Fetch(const Operation& op) : op_(op) {}
+  Fetch(const Variable& v) : variable_(v) {}
+  const Tensor& tensor() const { return tensor_; }
+  const Operation& operation() const { return op_; }
+  const std::optional<Variable>& variable() const { return variable_; }
+
+ private:
+  Tensor tensor_;
+  Operation op_;
+  std::optional<Variable> variable_;
+};
+
+using FeedList = std::vector<std::pair<Tensor, Operand>>;
+
+class Session {
+ public:
+  // A session on the default graph (get_default_graph()).
+  explicit Session(SessionOptions options = {});
+  explicit Session(const Graph& graph, SessionOptions options = {});
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Runs what `fetches` and `targets` need; returns one tensor per fetch.
+  std::vector<Tensor> run(const std::vector<Fetch>& fetches, const FeedList& feeds = {},
+                          const std::vector<Operation>& targets = {}, const RunOptions* options = nullptr,
+                          RunMetadata* metadata = nullptr, std::source_location loc = std::source_location::current());
+  // One fetch.
+  Tensor run(const Fetch& fetch, const FeedList& feeds = {},
+             std::source_location loc = std::source_location::current());
+  Tensor run(const Fetch& fetch, const FeedList& feeds, const RunOptions& options, RunMetadata* metadata,
+             std::source_location loc = std::source_location::current());
+
+  // Releases variable values and plans; later runs throw FailedPreconditionError.
+  void close();
+  bool closed() const;
+
+  const Graph& graph() const { return graph_; }
+  const SessionOptions& options() const { return options_; }
+  // Plans compiled so far (one per distinct signature).
+  int num_cached_plans() const;
+
+ private:
+  Graph graph_;
+  SessionOptions options_;
+  std::unique_ptr<SessionState> state_;
+  std::unique_ptr<InterOpPool> pool_;
+  mutable std::mutex mu_;  // guards plans_ and closed_
+  absl::flat_hash_map<std::string, std::shared_ptr<const Plan>> plans_;
+  bool closed_ = false;
+};
+
+// Makes itself the default session (for Tensor eval()/Operation run() shortcuts) while alive,
+// and makes its graph the default, as tf.InteractiveSession.
+class InteractiveSession : public Session {
+ public:
+  explicit InteractiveSession(SessionOptions options = {});
+  explicit InteractiveSession(const Graph& graph, SessionOptions options = {});
+  ~InteractiveSession();
+
+ private:
+  InteractiveSession* previous_;
+};
+
+// The innermost InteractiveSession of this thread, or null.
+Session* default_session();
+
+// tensor.eval() and operation.run() of TensorFlow: run in `session`, or in the default session.
+Tensor eval(const Tensor& t, const FeedList& feeds = {}, Session* session = nullptr,
+            std::source_location loc = std::source_location::current());
+void run(const Operation& op, const FeedList& feeds = {}, Session* session = nullptr,
+         std::source_location loc = std::source_location::current());
+
+}  // namespace tapeflow

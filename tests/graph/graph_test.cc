@@ -1,0 +1,196 @@
+// Graph building: names and name scopes (the guide's example), device and control scopes,
+// symbolic tensors, lookups, collections and graph variables.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tapeflow.h"
+#include "tests/support/test_util.h"
+
+namespace tapeflow {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TEST(GraphTest, NamesFollowTheGuideExample) {
+  Graph g;
+  auto scope = g.as_default();
+  Tensor c_0 = constant(Tensor(0), "c");
+  Tensor c_1 = constant(Tensor(2), "c");
+  Tensor c_2, c_3, c_4, c_5;
+  {
+    auto outer = name_scope("outer");
+    c_2 = constant(Tensor(2), "c");
+    {
+      auto inner = name_scope("inner");
+      c_3 = constant(Tensor(3), "c");
+    }
+    c_4 = constant(Tensor(4), "c");
+    {
+      auto inner = name_scope("inner");
+      c_5 = constant(Tensor(5), "c");
+    }
+  }
+  EXPECT_EQ(c_0.name(), "c:0");
+  EXPECT_EQ(c_1.name(), "c_1:0");
+  EXPECT_EQ(c_2.name(), "outer/c:0");
+  EXPECT_EQ(c_3.name(), "outer/inner/c:0");
+  EXPECT_EQ(c_4.name(), "outer/c_1:0");
+  EXPECT_EQ(c_5.name(), "outer/inner_1/c:0");
+}
+
+TEST(GraphTest, OpsAddNodesWithInferredDtypesAndPartialShapes) {
+  Graph g;
+  auto scope = g.as_default();
+  Tensor x = placeholder(DType::kFloat32, {-1, 3}, "x");
+  Tensor w = constant(Tensor({{1.f}, {2.f}, {3.f}}), "w");
+  Tensor y = matmul(x, w);
+  Tensor z = relu(y) * 2;
+  EXPECT_TRUE(z.is_symbolic());
+  EXPECT_EQ(y.name(), "MatMul:0");
+  EXPECT_EQ(y.dtype(), DType::kFloat32);
+  EXPECT_EQ(y.shape(), Shape({-1, 1}));
+  EXPECT_EQ(z.dtype(), DType::kFloat32);
+  EXPECT_EQ(producer(z).type(), "Mul");
+  EXPECT_EQ(producer(y).inputs().size(), 2u);
+  EXPECT_EQ(producer(y).inputs()[0].name(), "x:0");
+  EXPECT_EQ(g.get_operation_by_name("MatMul").type(), "MatMul");
+  EXPECT_EQ(g.get_tensor_by_name("x:0").shape(), Shape({-1, 3}));
+  EXPECT_EQ(x.to_string(), "tapeflow.Tensor(\"x:0\", shape=(None, 3), dtype=float32)");
+  // A bad op adds nothing.
+  const int before = g.num_nodes();
+  EXPECT_THAT(error_of([&] { matmul(w, w); }), HasSubstr("[matmul]"));
+  EXPECT_EQ(g.num_nodes(), before);
+}
+
+TEST(GraphTest, OpNameScopeNamesTheNextOps) {
+  Graph g;
+  auto scope = g.as_default();
+  Tensor a = constant(Tensor(1.f));
+  Tensor b;
+  {
+    auto n = op_name("answer");
+    b = a + a;
+  }
+  Tensor c;
+  {
+    auto n = op_name("answer");
+    c = a * a;
+  }
+  EXPECT_EQ(b.name(), "answer:0");
+  EXPECT_EQ(c.name(), "answer_1:0");
+}
+
+TEST(GraphTest, DeviceScopesAreRecordedAndMerged) {
+  Graph g;
+  auto scope = g.as_default();
+  Tensor a, b, c;
+  {
+    auto ps = device("/job:ps/task:0");
+    a = constant(Tensor(1.f));
+    {
+      auto gpu = device("/device:GPU:0");
+      b = a + 1.f;
+    }
+  }
+  c = a * 2.f;
+  EXPECT_EQ(producer(a).device(), "/job:ps/task:0");
+  EXPECT_EQ(producer(b).device(), "/job:ps/task:0/device:GPU:0");
+  EXPECT_EQ(producer(c).device(), "");
+}
+
+TEST(GraphTest, ControlDependenciesNest) {
+  Graph g;
+  auto scope = g.as_default();
+  Tensor a = constant(Tensor(1.f), "a");
+  Tensor b = constant(Tensor(2.f), "b");
+  Tensor c;
+  {
+    auto d1 = control_dependencies({a});
+    auto d2 = control_dependencies({producer(b)});
+    c = constant(Tensor(3.f), "c");
+  }
+  Tensor d = constant(Tensor(4.f), "d");
+  std::vector<std::string> names;
+  for (const Operation& op : producer(c).control_inputs()) names.push_back(op.name());
+  EXPECT_THAT(names, ElementsAre("a", "b"));
+  EXPECT_TRUE(producer(d).control_inputs().empty());
+}
+
+TEST(GraphTest, GraphErrorsNameTheProblem) {
+  Graph g1, g2;
+  Tensor a;
+  {
+    auto s = g1.as_default();
+    a = constant(Tensor(1.f), "a");
+  }
+  auto s = g2.as_default();
+  EXPECT_THAT(error_of([&] { Tensor b = a + 1.f; }), HasSubstr("of another graph"));
+  EXPECT_THROW(g2.get_operation_by_name("a"), NotFoundError);
+  EXPECT_THAT(error_of([&] { g1.get_tensor_by_name("a"); }), HasSubstr("op_name:0"));
+  EXPECT_THROW(g1.get_tensor_by_name("a:3"), OutOfRangeError);
+}
+
+TEST(GraphTest, PlaceholderOutsideAGraphIsAnError) {
+  EXPECT_THROW(placeholder(DType::kFloat32, {2}), FailedPreconditionError);
+}
+
+TEST(GraphTest, GetOperationsListsNodesInCreationOrder) {
+  Graph g;
+  auto scope = g.as_default();
+  Tensor x = placeholder(DType::kFloat32, {3}, "x");
+  Tensor y = square(x);
+  std::vector<std::string> names;
+  for (const Operation& op : g.get_operations()) names.push_back(op.name());
+  EXPECT_THAT(names, ElementsAre("x", "Square"));
+  EXPECT_TRUE(g.is_feedable(y));
+  g.prevent_feeding(y);
+  EXPECT_FALSE(g.is_feedable(y));
+  EXPECT_EQ(get_default_graph(), g);
+}
+
+TEST(GraphTest, VariablesJoinTheStandardCollections) {
+  Graph g;
+  auto scope = g.as_default();
+  Variable w(random_uniform({2, 2}), "w");
+  Variable step(Tensor(0), "step", /*trainable=*/false);
+  EXPECT_EQ(w.name(), "w");
+  EXPECT_NE(w.graph_info(), nullptr);
+  EXPECT_EQ(g.global_variables().size(), 2u);
+  ASSERT_EQ(g.trainable_variables().size(), 1u);
+  EXPECT_EQ(g.trainable_variables()[0].name(), "w");
+  EXPECT_EQ(g.get_operation_by_name("w").type(), "VarHandleOp");
+  EXPECT_EQ(g.get_operation_by_name("w/Assign").type(), "AssignVariableOp");
+  EXPECT_EQ(g.get_operation_by_name("step/initial_value").type(), "Const");
+  Tensor r = w.read();
+  EXPECT_TRUE(r.is_symbolic());
+  EXPECT_EQ(r.shape(), Shape({2, 2}));
+  Variable w2(Tensor(1.f), "w");
+  EXPECT_EQ(w2.name(), "w_1");
+  g.add_to_collection("my", r);
+  g.add_to_collection("my", std::string("note"));
+  auto items = g.get_collection("my");
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(std::get<Tensor>(items[0]).name(), r.name());
+  EXPECT_EQ(std::get<std::string>(items[1]), "note");
+  // Assigning a value of another shape is caught while building.
+  EXPECT_THAT(error_of([&] { w.assign(Tensor({1.f, 2.f})); }), HasSubstr("cannot assign a value of dtype float32 and shape [2]"));
+}
+
+TEST(GraphTest, GraphVariableUsedEagerlyIsAFailedPrecondition) {
+  Graph g;
+  std::optional<Variable> v;
+  {
+    auto scope = g.as_default();
+    v.emplace(Tensor(1.f), "v");
+  }
+  try {
+    v->read();
+    FAIL() << "no error";
+  } catch (const FailedPreconditionError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("Variable 'v' belongs to a graph"));
+  }
+}
+
+}  // namespace
+}  // namespace tapeflow
