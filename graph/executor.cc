@@ -127,7 +127,11 @@ std::unique_ptr<Plan> Plan::compile(const Graph& graph, const Request& request, 
     step.first_output = first_slot[id];
     step.num_outputs = static_cast<int>(node.outputs.size());
     step.static_shapes = true;
+    // Output shapes recorded at build time hold at run time only when every input's shape was
+    // fully known too (a fed value may fill unknown dims with anything).
     for (const TensorSpec& o : node.outputs) step.static_shapes &= o.shape.is_fully_defined();
+    for (const TensorRef& in : node.inputs)
+      step.static_shapes &= nodes[in.node]->outputs[in.index].shape.is_fully_defined();
     for (const TensorRef& in : node.inputs) step.inputs.push_back(slot_of(in));
     if (step.kind == PlanStep::Kind::kKernel) {
       const DType key = node.op->kernel_dtype_input >= 0
