@@ -87,6 +87,20 @@ std::map<std::string, std::vector<Case>> make_cases() {
   add("Max", {rnd({3, 4}, -1, 1, 45)}, [](const V& v) { return reduce_max(v[0], {1}); });
   add("Min", {rnd({3, 4}, -1, 1, 46)}, [](const V& v) { return reduce_min(v[0], {0}, true); });
   add("Prod", {rnd({2, 3}, 0.5, 1.5, 47)}, [](const V& v) { return reduce_prod(v[0], {1}); });
+  // Zeros (prod is multilinear, so central differences are exact there too): one zero in a
+  // reduced slice, two zeros in one, and zeros across non-adjacent reduced axes.
+  add("Prod", {Tensor{{0.7, 0.0, 1.3, -0.9}, {1.1, 0.8, -1.2, 0.6}}},
+      [](const V& v) { return reduce_prod(v[0], {1}); });
+  add("Prod", {Tensor{{0.0, 1.2, 0.0}, {0.5, 0.0, 1.5}, {0.9, 1.1, 1.3}}},
+      [](const V& v) { return reduce_prod(v[0], {0}); });
+  {
+    std::vector<double> mask(30, 1.0);
+    mask[1] = 0;                  // [0, 0, 1]: one zero in slice 0
+    mask[19] = mask[25] = 0;      // [1, 1, 4] and [2, 1, 0]: two zeros in slice 1
+    add("Prod", {rnd({3, 2, 5}, 0.5, 1.5, 70) * Tensor(mask, Shape{3, 2, 5})},
+        [](const V& v) { return reduce_prod(v[0], {0, 2}, true); });
+  }
+  add("Prod", {Tensor{{0.0, 1.5}, {0.0, -2.0}}}, [](const V& v) { return reduce_prod(v[0]); });
   // Matrix products: every flag combination and broadcast batch dims.
   for (int flags = 0; flags < 4; ++flags) {
     const bool ta = flags & 1, tb = flags & 2;
