@@ -124,6 +124,21 @@ std::map<std::string, std::vector<Case>> make_cases() {
       [](const V& v) { return max_pool(v[0], {2, 2}, {2, 2}, "VALID"); });
   add("MaxPool", {reshape(cast(scrambled_values(50), DType::kFloat64) * 0.1, {1, 5, 5, 2})},
       [](const V& v) { return max_pool(v[0], {3, 3}, {2, 2}, "SAME"); });
+  // The gradient primitives of max_pool (second order): linear in their grad input, constant
+  // in orig_input and orig_output away from ties (the numeric derivative there is 0).
+  {
+    const Tensor x1 = reshape(cast(scrambled_values(36), DType::kFloat64) * 0.1, {1, 6, 6, 1});
+    const Tensor x2 = reshape(cast(scrambled_values(50), DType::kFloat64) * 0.1, {1, 5, 5, 2});
+    const Tensor y1 = max_pool(x1, {2, 2}, {2, 2}, "VALID"), y2 = max_pool(x2, {3, 3}, {2, 2}, "SAME");
+    add("MaxPoolGrad", {x1, y1, rnd({1, 3, 3, 1}, -1, 1, 71)},
+        [](const V& v) { return max_pool_grad(v[0], v[1], v[2], {2, 2}, {2, 2}, "VALID"); });
+    add("MaxPoolGrad", {x2, y2, rnd({1, 3, 3, 2}, -1, 1, 72)},
+        [](const V& v) { return max_pool_grad(v[0], v[1], v[2], {3, 3}, {2, 2}, "SAME"); });
+    add("MaxPoolGradGrad", {x1, y1, rnd({1, 6, 6, 1}, -1, 1, 73)},
+        [](const V& v) { return max_pool_grad_grad(v[0], v[1], v[2], {2, 2}, {2, 2}, "VALID"); });
+    add("MaxPoolGradGrad", {x2, y2, rnd({1, 5, 5, 2}, -1, 1, 74)},
+        [](const V& v) { return max_pool_grad_grad(v[0], v[1], v[2], {3, 3}, {2, 2}, "SAME"); });
+  }
   add("AvgPool", {rnd({1, 5, 5, 2}, -1, 1, 68)}, [](const V& v) { return avg_pool(v[0], {3, 3}, {2, 2}, "SAME"); });
   add("AvgPoolGrad", {rnd({1, 3, 3, 2}, -1, 1, 69)},
       [](const V& v) { return avg_pool_grad({1, 5, 5, 2}, v[0], {3, 3}, {2, 2}, "SAME"); });
