@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "eager/ops/binary.h"
+#include "eager/ops/cast.h"
 #include "eager/ops/unary.h"
 
 namespace tapeflow::nn {
@@ -15,16 +16,29 @@ Adam::Adam(LearningRate learning_rate, double beta_1, double beta_2, double epsi
   check_hyperparameter(epsilon >= 0, "epsilon", "[0, inf)", epsilon, loc);
 }
 
-void Adam::update_step(const Tensor& gradient, Variable& var, double learning_rate) {
-  const double t = static_cast<double>(iterations() + 1);
-  const double lr_t = learning_rate * std::sqrt(1 - std::pow(beta_2_, t)) / (1 - std::pow(beta_1_, t));
+namespace {
+// lr * sqrt(1 - beta_2^t) / (1 - beta_1^t), written once for host numbers (eager: std::pow and
+// std::sqrt) and for float64 graph tensors (tapeflow::pow and sqrt, found by argument lookup).
+template <typename T>
+T corrected_rate(const T& lr, const T& t, double beta_1, double beta_2) {
+  using std::pow;
+  using std::sqrt;
+  return lr * sqrt(1 - pow(beta_2, t)) / (1 - pow(beta_1, t));
+}
+}  // namespace
+
+void Adam::update_step(const Tensor& gradient, Variable& var, const Step& step) {
+  const StepValue& lr = step.learning_rate;
+  const StepValue lr_t = lr.is_tensor() || step.t.is_tensor()
+                             ? StepValue(corrected_rate(lr.as_tensor(), step.t.as_tensor(), beta_1_, beta_2_))
+                             : StepValue(corrected_rate(lr.value(), step.t.value(), beta_1_, beta_2_));
   Variable m = slot(var, "m");
   Variable v = slot(var, "v");
   const Tensor m_t = m * beta_1_ + gradient * (1 - beta_1_);
   const Tensor v_t = v * beta_2_ + square(gradient) * (1 - beta_2_);
   m.assign(m_t);
   v.assign(v_t);
-  var.assign_sub(m_t * lr_t / (sqrt(v_t) + epsilon_));
+  var.assign_sub(m_t * lr_t.as_operand(var.dtype()) / (sqrt(v_t) + epsilon_));
 }
 
 }  // namespace tapeflow::nn

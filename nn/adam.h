@@ -8,7 +8,8 @@
 //   m = beta_1 * m + (1 - beta_1) * g
 //   v = beta_2 * v + (1 - beta_2) * g^2
 //   w -= lr_t * m / (sqrt(v) + epsilon)
-// lr_t is computed in double precision on the host, then applied in the variable's dtype.
+// lr_t is computed in double precision (on the host; in a graph, float64 ops on the iterations
+// variable), then applied in the variable's dtype.
 #pragma once
 
 #include <source_location>
@@ -29,7 +30,7 @@ class Adam : public Optimizer {
   double epsilon() const { return epsilon_; }
 
  protected:
-  void update_step(const Tensor& gradient, Variable& var, double learning_rate) override;
+  void update_step(const Tensor& gradient, Variable& var, const Step& step) override;
 
  private:
   double beta_1_;

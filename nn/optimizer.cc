@@ -8,7 +8,15 @@
 #include "core/errors.h"
 #include "devices/device_manager.h"
 #include "eager/context.h"
+#include "eager/ops/binary.h"
+#include "eager/ops/cast.h"
 #include "eager/ops/creation.h"
+#include "eager/ops/unary.h"
+#include "eager/ops/where.h"
+#include "graph/gradients.h"
+#include "graph/graph_context.h"
+#include "graph/graph_ops.h"
+#include "graph/scopes.h"
 #include "tape/gradient_tape.h"
 
 namespace tapeflow::nn {
@@ -26,6 +34,20 @@ double ExponentialDecay::operator()(int64_t step) const {
   double p = static_cast<double>(step) / static_cast<double>(decay_steps_);
   if (staircase_) p = std::floor(p);
   return initial_ * std::pow(decay_rate_, p);
+}
+
+Tensor LearningRateSchedule::at_step(const Tensor&) const {
+  throw UnimplementedError(
+      "[LearningRateSchedule] this schedule has no graph form: override at_step(const Tensor& step) with graph ops "
+      "to train in a graph",
+      {});
+}
+
+Tensor ExponentialDecay::at_step(const Tensor& step) const {
+  // The same operations as operator(), in float64 (its kernels round as the host does).
+  Tensor p = cast(step, DType::kFloat64) / static_cast<double>(decay_steps_);
+  if (staircase_) p = floor(p);
+  return initial_ * pow(decay_rate_, p);
 }
 
 PiecewiseConstantDecay::PiecewiseConstantDecay(std::vector<int64_t> boundaries, std::vector<double> values,
@@ -48,6 +70,22 @@ double PiecewiseConstantDecay::operator()(int64_t step) const {
   // The first boundary >= step closes the interval step falls in.
   const auto it = std::lower_bound(boundaries_.begin(), boundaries_.end(), step);
   return values_[static_cast<size_t>(it - boundaries_.begin())];
+}
+
+Tensor PiecewiseConstantDecay::at_step(const Tensor& step) const {
+  // From the last interval back: the first boundary >= step picks the value.
+  Tensor rate(values_.back());
+  for (size_t i = boundaries_.size(); i-- > 0;) rate = where(less_equal(step, boundaries_[i]), values_[i], rate);
+  return rate;
+}
+
+Tensor LearningRate::at(const Tensor& step) const { return schedule_ ? schedule_->at_step(step) : Tensor(value_); }
+
+Tensor StepValue::as_tensor() const { return tensor_.defined() ? tensor_ : Tensor(value_); }
+
+Operand StepValue::as_operand(DType dtype) const {
+  if (!tensor_.defined()) return Operand(value_);
+  return Operand(tensor_.dtype() == dtype ? tensor_ : cast(tensor_, dtype));
 }
 
 // ---- Optimizer ----
@@ -82,13 +120,44 @@ std::vector<Variable> Optimizer::variables() const {
   return slot_order_;
 }
 
+std::optional<Variable> Optimizer::iterations_variable(const Graph& graph) const {
+  std::lock_guard lock(mu_);
+  for (const auto& [g, v] : graph_iterations_)
+    if (g.lock() == graph.state()) return v;
+  return std::nullopt;
+}
+
+Variable Optimizer::graph_iterations(const Graph& graph) {
+  std::erase_if(graph_iterations_, [](const auto& entry) { return entry.first.expired(); });
+  for (const auto& [g, v] : graph_iterations_)
+    if (g.lock() == graph.state()) return v;
+  auto top = name_scope("");
+  Variable created(Tensor(int64_t{0}), absl::StrCat(name_, "/iterations"), /*trainable=*/false);
+  graph_iterations_.emplace_back(graph.state(), created);
+  return created;
+}
+
 Variable Optimizer::slot(const Variable& var, std::string_view slot) {
   std::lock_guard lock(mu_);
   auto key = std::make_pair(var.id(), std::string(slot));
   if (const auto it = slots_.find(key); it != slots_.end()) return it->second;
-  auto scope = device(var.device()->name());
-  Variable created(zeros(var.shape(), var.dtype()),
-                   absl::StrCat(var.name(), "/", absl::string_view(slot.data(), slot.size())), /*trainable=*/false);
+  const std::string name = absl::StrCat(var.name(), "/", absl::string_view(slot.data(), slot.size()));
+  std::optional<Variable> made;
+  if (building_graph()) {
+    // A graph variable beside var ("w/m", not inside the update's name scope), initialized from
+    // a concrete zeros constant ("w/m/initial_value").
+    Tensor zero;
+    {
+      ContextGuard eager(&eager_context());
+      zero = zeros(var.shape(), var.dtype());
+    }
+    auto top = name_scope("");
+    made.emplace(zero, name, /*trainable=*/false);
+  } else {
+    auto scope = device(var.device()->name());
+    made.emplace(zeros(var.shape(), var.dtype()), name, /*trainable=*/false);
+  }
+  Variable created = *made;
   slots_.emplace(std::move(key), created);
   slot_order_.push_back(created);
   return created;
@@ -133,7 +202,10 @@ Tensor on_device(const Tensor& grad, Device* dev, std::source_location loc) {
 
 }  // namespace
 
-void Optimizer::apply_gradients(const GradientsAndVariables& grads_and_vars, std::source_location loc) {
+Operation Optimizer::apply_gradients(const GradientsAndVariables& grads_and_vars, std::source_location loc) {
+  if (building_graph() || std::any_of(grads_and_vars.begin(), grads_and_vars.end(),
+                                      [](const auto& pair) { return pair.first.is_symbolic(); }))
+    return apply_in_graph(grads_and_vars, loc);
   // Validate (and move gradients to their variables' devices) first, so a bad pair leaves every
   // variable and slot as it was.
   GradientsAndVariables ready;
@@ -151,17 +223,109 @@ void Optimizer::apply_gradients(const GradientsAndVariables& grads_and_vars, std
   }
 
   std::lock_guard lock(mu_);
-  const double lr = learning_rate_.at(iterations_);
+  const Step step{learning_rate_.at(iterations_), static_cast<double>(iterations_ + 1)};
   for (auto& [grad, var] : ready) {
     // Every op of the update runs where the variable lives, whatever the caller's scope.
     auto scope = device(var.device()->name(), loc);
-    update_step(grad, var, lr);
+    update_step(grad, var, step);
   }
   ++iterations_;
+  return Operation();
 }
 
-void Optimizer::apply_gradients(const std::vector<Tensor>& grads, const std::vector<Variable>& vars,
-                                std::source_location loc) {
+namespace {
+
+bool compatible(const Shape& a, const Shape& b) {
+  if (a.rank() != b.rank()) return false;
+  for (int i = 0; i < a.rank(); ++i)
+    if (a.dim(i) >= 0 && b.dim(i) >= 0 && a.dim(i) != b.dim(i)) return false;
+  return true;
+}
+
+// "update_w" for variable "dense/w": one name scope per variable's update.
+std::string update_scope(const Variable& var) {
+  std::string name = absl::StrCat("update_", var.name());
+  std::replace(name.begin(), name.end(), '/', '_');
+  return name;
+}
+
+}  // namespace
+
+Operation Optimizer::apply_in_graph(const GradientsAndVariables& grads_and_vars, std::source_location loc) {
+  // The graph: the one being built, else the gradients' own.
+  std::optional<GraphDefaultGuard> entered;
+  if (!building_graph()) {
+    for (const auto& pair : grads_and_vars)
+      if (pair.first.is_symbolic()) {
+        entered.emplace(producer(pair.first).graph());
+        break;
+      }
+  }
+  GraphBuildingContext& ctx = *current_graph_context();
+  const Graph graph = ctx.graph();
+  GradientsAndVariables ready;
+  for (const auto& [grad, var] : grads_and_vars) {
+    if (!grad.defined()) continue;
+    if (!is_floating(var.dtype()))
+      throw InvalidArgumentError(
+          absl::StrCat("[apply_gradients] Variable '", var.name(), "' has dtype ", dtype_name(var.dtype()),
+                       "; optimizers update floating-point variables only"),
+          loc);
+    if (grad.is_symbolic() && grad.symbolic().graph.get() != graph.state().get())
+      throw InvalidArgumentError(absl::StrCat("[apply_gradients] the gradient for variable '", var.name(),
+                                              "' is tensor '", grad.name(), "' of another graph than the one being built"),
+                                 loc);
+    if (const GraphVariableInfo* info = var.graph_info(); info && info->graph.lock().get() != graph.state().get())
+      throw InvalidArgumentError(absl::StrCat("[apply_gradients] Variable '", var.name(),
+                                              "' belongs to another graph than the one being built"),
+                                 loc);
+    if (grad.dtype() != var.dtype() || !compatible(grad.shape(), var.shape()))
+      throw InvalidArgumentError(
+          absl::StrCat("[apply_gradients] the gradient for variable '", var.name(), "' has dtype ",
+                       dtype_name(grad.dtype()), " and shape ", grad.shape().to_string(), "; the variable has dtype ",
+                       dtype_name(var.dtype()), " and shape ", var.shape().to_string()),
+          loc);
+    ready.emplace_back(grad, var);
+  }
+  if (ready.empty()) {
+    std::vector<std::string> names;
+    for (const auto& pair : grads_and_vars) names.push_back(pair.second.name());
+    throw InvalidArgumentError(
+        absl::StrCat("[apply_gradients] No gradients provided for any variable: [", absl::StrJoin(names, ", "), "]"),
+        loc);
+  }
+
+  std::lock_guard lock(mu_);
+  Variable iterations = graph_iterations(graph);
+  auto scope = name_scope(name_, loc);
+  // Note [Graph steps]: the per-step values come from the iterations variable; its read feeds
+  // the updates, and the increment runs after them (control dependencies), so every update of
+  // one run sees the same step.
+  const Tensor count = iterations.read(loc);
+  const Step step{learning_rate_.is_schedule() ? StepValue(learning_rate_.at(count)) : StepValue(learning_rate_.at(0)),
+                  StepValue(cast(count, DType::kFloat64) + 1.0)};
+  std::vector<ControlInput> updates;
+  for (auto& [grad, var] : ready) {
+    auto var_scope = name_scope(update_scope(var), loc);
+    const int first = graph.num_nodes();
+    update_step(grad, var, step);
+    // The update's effects: its variable assignments, not the initializers of slots it made.
+    for (int id = first; id < graph.num_nodes(); ++id) {
+      const Node& node = graph.state()->node(id);
+      const bool assigns = node.op == &kAssignVariableOp || node.op == &kAssignAddVariableOp ||
+                           node.op == &kAssignSubVariableOp;
+      const GraphVariableInfo* info = node.variable ? node.variable->graph_info() : nullptr;
+      if (assigns && !(info && info->initializer_node == id)) updates.emplace_back(Operation(graph.state(), id));
+    }
+  }
+  const Tensor one = constant(Tensor(int64_t{1}), "one", loc);
+  auto deps = control_dependencies(updates, loc);
+  auto named = op_name("train");
+  return producer(iterations.assign_add(one, loc), loc);
+}
+
+Operation Optimizer::apply_gradients(const std::vector<Tensor>& grads, const std::vector<Variable>& vars,
+                                     std::source_location loc) {
   if (grads.size() != vars.size())
     throw InvalidArgumentError(absl::StrCat("[apply_gradients] got ", grads.size(), " gradients for ", vars.size(),
                                             " variables; the lists must have the same length"),
@@ -169,7 +333,7 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& grads, const std::vec
   GradientsAndVariables pairs;
   pairs.reserve(grads.size());
   for (size_t i = 0; i < grads.size(); ++i) pairs.emplace_back(grads[i], vars[i]);
-  apply_gradients(pairs, loc);
+  return apply_gradients(pairs, loc);
 }
 
 Tensor Optimizer::minimize(const std::function<Tensor()>& loss, const std::vector<Variable>& var_list,
@@ -194,6 +358,27 @@ Tensor Optimizer::minimize(const std::function<Tensor()>& loss, const std::vecto
   }
   apply_gradients(grads, var_list, loc);
   return value;
+}
+
+Operation Optimizer::minimize(const Tensor& loss, std::vector<Variable> var_list, std::source_location loc) {
+  if (!loss.defined() || !loss.is_symbolic())
+    throw InvalidArgumentError(absl::StrCat("[minimize] the loss is ", loss.defined() ? "a concrete tensor" : "empty",
+                                            "; graph-mode minimize takes a graph tensor (eagerly, pass a function: "
+                                            "minimize([&] { return loss_of(...); }, vars))"),
+                               loc);
+  if (!is_floating(loss.dtype()))
+    throw InvalidArgumentError(absl::StrCat("[minimize] the loss '", loss.name(), "' has dtype ",
+                                            dtype_name(loss.dtype()), "; the loss must be floating point"),
+                               loc);
+  std::optional<GraphDefaultGuard> entered;
+  if (!building_graph()) entered.emplace(producer(loss, loc).graph());
+  if (var_list.empty()) var_list = get_default_graph().trainable_variables();
+  if (var_list.empty())
+    throw InvalidArgumentError(absl::StrCat("[minimize] there is nothing to train: var_list is empty and the graph "
+                                            "of '", loss.name(), "' has no trainable variables"),
+                               loc);
+  const std::vector<Tensor> grads = gradients({loss}, var_list, {}, Unconnected::kNone, loc);
+  return apply_gradients(grads, var_list, loc);
 }
 
 }  // namespace tapeflow::nn

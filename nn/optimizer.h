@@ -18,6 +18,22 @@
 //
 // Optimizers are not copyable (they own slot state, as a Python optimizer object does).
 // apply_gradients may be called from several threads: calls on one optimizer are serialised.
+//
+// In a graph, minimize(loss) (or apply_gradients with symbolic gradients) builds the backward
+// pass and the updates and returns one train op to run in a Session, as TensorFlow 1 does:
+//
+//   auto scope = g.as_default();
+//   Tensor loss = reduce_mean(square(matmul(x, w) + b - y));
+//   Operation train = opt.minimize(loss);          // all trainable variables of g
+//   Operation init = g.global_variables_initializer();  // after minimize: covers the slots
+//   sess.run(init);
+//   for (...) sess.run(train, {{x, xs}, {y, ys}});
+//
+// What changes per step lives in the graph then: a non-trainable int64 variable
+// "<name>/iterations" per graph (iterations_variable(g)), incremented by the train op after the
+// updates, from which learning-rate schedules and Adam's bias correction are computed with
+// graph ops. Slots are graph variables ("w/m"), initialized by the graph's initializers. The
+// eager counter iterations() does not count graph steps (they live in each Session).
 #pragma once
 
 #include <concepts>
@@ -33,8 +49,10 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "eager/operand.h"
 #include "eager/tensor.h"
 #include "eager/variable.h"
+#include "graph/graph.h"
 
 namespace tapeflow::nn {
 
@@ -43,6 +61,10 @@ class LearningRateSchedule {
  public:
   virtual ~LearningRateSchedule() = default;
   virtual double operator()(int64_t step) const = 0;
+  // The same rule with graph ops, for graph-mode training: `step` is an int64 scalar tensor (the
+  // iterations variable's value) and the result a float64 scalar tensor. The default throws
+  // UnimplementedError: a schedule that is only a host function cannot run inside a graph.
+  virtual Tensor at_step(const Tensor& step) const;
 };
 
 // initial_learning_rate * decay_rate ^ (step / decay_steps); with staircase the exponent is
@@ -52,6 +74,7 @@ class ExponentialDecay final : public LearningRateSchedule {
   ExponentialDecay(double initial_learning_rate, int64_t decay_steps, double decay_rate, bool staircase = false,
                    std::source_location loc = std::source_location::current());
   double operator()(int64_t step) const override;
+  Tensor at_step(const Tensor& step) const override;
 
  private:
   double initial_;
@@ -68,6 +91,7 @@ class PiecewiseConstantDecay final : public LearningRateSchedule {
   PiecewiseConstantDecay(std::vector<int64_t> boundaries, std::vector<double> values,
                          std::source_location loc = std::source_location::current());
   double operator()(int64_t step) const override;
+  Tensor at_step(const Tensor& step) const override;
 
  private:
   std::vector<int64_t> boundaries_;
@@ -85,6 +109,8 @@ class LearningRate {
   LearningRate(std::shared_ptr<S> schedule) : schedule_(std::move(schedule)) {}
 
   double at(int64_t step) const { return schedule_ ? (*schedule_)(step) : value_; }
+  // In a graph: the schedule's at_step(step), or the constant as a float64 scalar.
+  Tensor at(const Tensor& step) const;
   bool is_schedule() const { return schedule_ != nullptr; }
 
  private:
@@ -93,6 +119,32 @@ class LearningRate {
 };
 
 using GradientsAndVariables = std::vector<std::pair<Tensor, Variable>>;
+
+// A number that may change from step to step: a host value when the optimizer runs eagerly; in
+// a graph, a float64 scalar tensor the train op computes when it runs.
+class StepValue {
+ public:
+  StepValue(double value) : value_(value) {}
+  explicit StepValue(Tensor value) : tensor_(std::move(value)) {}
+
+  bool is_tensor() const { return tensor_.defined(); }
+  double value() const { return value_; }
+  // The tensor, or the host value as a float64 scalar.
+  Tensor as_tensor() const;
+  // As an operand of an update of a `dtype` variable: the host value as a weak scalar (it takes
+  // the other operand's dtype, as Keras casts hyperparameters), or the tensor cast to dtype.
+  Operand as_operand(DType dtype) const;
+
+ private:
+  double value_ = 0;
+  Tensor tensor_;
+};
+
+// What one step's update may depend on besides the gradient.
+struct Step {
+  StepValue learning_rate;  // this step's learning rate (a schedule evaluated at iterations)
+  StepValue t;              // the step number counted from 1 (iterations + 1), for bias corrections
+};
 
 class Optimizer {
  public:
@@ -104,11 +156,14 @@ class Optimizer {
   // Everything is validated before anything changes: a gradient whose dtype or shape differs
   // from its variable's, a variable that is not floating point, or no defined gradient at all
   // is an InvalidArgumentError, and then no variable, slot or counter is touched.
-  void apply_gradients(const GradientsAndVariables& grads_and_vars,
-                       std::source_location loc = std::source_location::current());
+  // Eagerly it returns an empty Operation. While a graph is being built, or when a gradient is
+  // a graph tensor, it changes nothing now: it adds the updates to the graph and returns the
+  // train op that runs them and then increments the graph's iterations variable.
+  Operation apply_gradients(const GradientsAndVariables& grads_and_vars,
+                            std::source_location loc = std::source_location::current());
   // The same with gradients and variables in two lists of equal length (as a tape returns them).
-  void apply_gradients(const std::vector<Tensor>& grads, const std::vector<Variable>& vars,
-                       std::source_location loc = std::source_location::current());
+  Operation apply_gradients(const std::vector<Tensor>& grads, const std::vector<Variable>& vars,
+                            std::source_location loc = std::source_location::current());
 
   // Keras's minimize: runs loss() under a fresh GradientTape that watches var_list (and records
   // nothing else), takes the gradients of the result for var_list and applies them as
@@ -117,6 +172,16 @@ class Optimizer {
   // An empty or non-floating loss is an InvalidArgumentError "[minimize] ..." before any update.
   Tensor minimize(const std::function<Tensor()>& loss, const std::vector<Variable>& var_list,
                   std::source_location loc = std::source_location::current());
+
+  // Graph mode (TensorFlow 1's minimize): adds gradients({loss}, var_list) (graph/gradients.h)
+  // and the updates to the loss's graph and returns the train op, "<name>/train" (scopes
+  // uniquify it), which updates every variable with a gradient and then increments the graph's
+  // iterations variable. var_list defaults to the graph's trainable_variables(). The slots it
+  // creates join the graph's global variables, so an initializer built afterwards covers them.
+  // InvalidArgumentError for a loss that is not a floating graph tensor, an empty var_list,
+  // or a loss that depends on none of the variables.
+  Operation minimize(const Tensor& loss, std::vector<Variable> var_list = {},
+                     std::source_location loc = std::source_location::current());
 
   // Number of apply_gradients calls that updated variables.
   int64_t iterations() const;
@@ -130,16 +195,22 @@ class Optimizer {
   std::optional<Variable> get_slot(const Variable& var, std::string_view slot) const;
   // Every slot variable, in creation order.
   std::vector<Variable> variables() const;
+  // The step counter of graph-mode training in `graph` ("<name>/iterations", int64), nullopt
+  // before the first train op built there.
+  std::optional<Variable> iterations_variable(const Graph& graph) const;
 
  protected:
   Optimizer(std::string_view name, LearningRate learning_rate);
 
-  // One variable's update. gradient has var's dtype and shape; the call runs inside a device
-  // scope of var's device. learning_rate is this step's value; iterations() is still the
-  // count before this step (the step number t of bias corrections is iterations() + 1).
-  virtual void update_step(const Tensor& gradient, Variable& var, double learning_rate) = 0;
+  // One variable's update, written with public ops and Variable::assign*, so that the same code
+  // updates eagerly and builds graph updates. gradient has var's dtype and shape (in a graph,
+  // shapes may be partially known). Eagerly the call runs inside a device scope of var's
+  // device, step holds host numbers and iterations() is still the count before this step; in a
+  // graph, step holds tensors computed from the iterations variable.
+  virtual void update_step(const Tensor& gradient, Variable& var, const Step& step) = 0;
 
-  // var's slot `slot`, created as zeros like var on first use.
+  // var's slot `slot`, created as zeros like var on first use (in a graph: a graph variable
+  // named "<var>/<slot>" at the top name scope).
   Variable slot(const Variable& var, std::string_view slot);
 
   // InvalidArgumentError "[<name>] <what> must be in <range>, got <value>" unless ok.
@@ -153,6 +224,11 @@ class Optimizer {
   // Keyed by (Variable::id(), slot name).
   absl::flat_hash_map<std::pair<int64_t, std::string>, Variable> slots_;
   std::vector<Variable> slot_order_;
+  // One iterations variable per graph trained in (graphs are held weakly).
+  std::vector<std::pair<std::weak_ptr<GraphState>, Variable>> graph_iterations_;
+
+  Operation apply_in_graph(const GradientsAndVariables& grads_and_vars, std::source_location loc);
+  Variable graph_iterations(const Graph& graph);
   // Serialises apply_gradients and guards the members above. Recursive, so update_step may
   // call iterations(), slot() and the other accessors.
   mutable std::recursive_mutex mu_;

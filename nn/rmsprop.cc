@@ -17,7 +17,7 @@ RMSprop::RMSprop(LearningRate learning_rate, double rho, double momentum, double
   check_hyperparameter(epsilon >= 0, "epsilon", "[0, inf)", epsilon, loc);
 }
 
-void RMSprop::update_step(const Tensor& gradient, Variable& var, double learning_rate) {
+void RMSprop::update_step(const Tensor& gradient, Variable& var, const Step& step) {
   Variable velocity = slot(var, "velocity");
   const Tensor vel = velocity * rho_ + square(gradient) * (1 - rho_);
   velocity.assign(vel);
@@ -30,7 +30,7 @@ void RMSprop::update_step(const Tensor& gradient, Variable& var, double learning
   } else {
     denominator = vel + epsilon_;
   }
-  const Tensor increment = gradient * learning_rate / sqrt(denominator);
+  const Tensor increment = gradient * step.learning_rate.as_operand(var.dtype()) / sqrt(denominator);
   if (momentum_ > 0) {
     Variable mom = slot(var, "momentum");
     const Tensor mom_t = mom * momentum_ + increment;

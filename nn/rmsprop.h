@@ -34,7 +34,7 @@ class RMSprop : public Optimizer {
   bool centered() const { return centered_; }
 
  protected:
-  void update_step(const Tensor& gradient, Variable& var, double learning_rate) override;
+  void update_step(const Tensor& gradient, Variable& var, const Step& step) override;
 
  private:
   double rho_;

@@ -9,17 +9,17 @@ SGD::SGD(LearningRate learning_rate, double momentum, bool nesterov, std::string
   check_hyperparameter(momentum >= 0 && momentum <= 1, "momentum", "[0, 1]", momentum, loc);
 }
 
-void SGD::update_step(const Tensor& gradient, Variable& var, double learning_rate) {
+void SGD::update_step(const Tensor& gradient, Variable& var, const Step& step) {
   // The scalars are weak: they take the variable's dtype, as Keras casts them.
-  const Tensor step = gradient * learning_rate;
+  const Tensor scaled = gradient * step.learning_rate.as_operand(var.dtype());
   if (momentum_ == 0) {
-    var.assign_sub(step);
+    var.assign_sub(scaled);
     return;
   }
   Variable velocity = slot(var, "momentum");
-  const Tensor v = velocity * momentum_ - step;
+  const Tensor v = velocity * momentum_ - scaled;
   velocity.assign(v);
-  var.assign_add(nesterov_ ? v * momentum_ - step : v);
+  var.assign_add(nesterov_ ? v * momentum_ - scaled : v);
 }
 
 }  // namespace tapeflow::nn

@@ -26,7 +26,7 @@ class SGD : public Optimizer {
   bool nesterov() const { return nesterov_; }
 
  protected:
-  void update_step(const Tensor& gradient, Variable& var, double learning_rate) override;
+  void update_step(const Tensor& gradient, Variable& var, const Step& step) override;
 
  private:
   double momentum_;

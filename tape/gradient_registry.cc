@@ -43,7 +43,13 @@ Tensor unbroadcast(const Tensor& grad, const Shape& shape) {
     if (i < lead || (shape.dim(i - lead) == 1 && gs.dim(i) != 1)) axes.push_back(i);
   }
   Tensor summed = axes.empty() ? grad : reduce_sum(grad, axes, /*keepdims=*/true);
-  return reshape(summed, shape.as_vector());
+  if (shape.is_fully_defined()) return reshape(summed, shape.as_vector());
+  // A graph shape with unknown dims: drop the leading (now size-1) axes without naming sizes.
+  // Note: an unknown dim of `shape` is taken as not broadcast (it would need the runtime shape).
+  if (lead == 0) return summed;
+  std::vector<int64_t> leading(static_cast<size_t>(lead));
+  for (int i = 0; i < lead; ++i) leading[static_cast<size_t>(i)] = i;
+  return squeeze(summed, leading);
 }
 
 }  // namespace tapeflow

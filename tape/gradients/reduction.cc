@@ -1,4 +1,5 @@
 // Gradients of the reductions (eager/ops/reduction.cc). reduce_mean is a composite.
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -23,17 +24,31 @@ std::vector<int64_t> kept_shape(const GradInputs& op) {
   return shape;
 }
 
+// t (shaped as the reduction's output) with the reduced axes back as size-1 dims. With unknown
+// dims (a graph) it inserts them one by one, which needs no dim sizes.
+Tensor with_kept_dims(const GradInputs& op, const Tensor& t) {
+  const std::vector<int64_t> keep = kept_shape(op);
+  if (Shape(keep).is_fully_defined()) return reshape(t, keep);
+  if (op.attrs.get<bool>("keep_dims")) return t;
+  const int rank = op.inputs[0].rank();
+  std::vector<int64_t> axes;
+  for (int64_t a : op.attrs.get<std::vector<int64_t>>("axes")) axes.push_back(a < 0 ? a + rank : a);
+  std::sort(axes.begin(), axes.end());
+  Tensor out = t;
+  for (int64_t a : axes) out = expand_dims(out, a);
+  return out;
+}
+
 Grads sum_grad(const GradInputs& op, Span g) {
-  return {add(zeros_like(op.inputs[0]), reshape(g[0], kept_shape(op)))};
+  return {add(zeros_like(op.inputs[0]), with_kept_dims(op, g[0]))};
 }
 
 // Max and min: the gradient is shared equally among the elements equal to the extreme.
 Grads extreme_grad(const GradInputs& op, Span g) {
   const Tensor& x = op.inputs[0];
-  const std::vector<int64_t> keep = kept_shape(op);
-  const Tensor mask = cast(equal(x, reshape(op.outputs[0], keep)), x.dtype());
+  const Tensor mask = cast(equal(x, with_kept_dims(op, op.outputs[0])), x.dtype());
   const Tensor count = reduce_sum(mask, op.attrs.get<std::vector<int64_t>>("axes"), /*keepdims=*/true);
-  return {mask * reshape(g[0], keep) / count};
+  return {mask * with_kept_dims(op, g[0]) / count};
 }
 
 // Products along axis 0 of t [n, m] of every element before (kForward) or after each row,
