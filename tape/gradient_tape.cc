@@ -109,7 +109,8 @@ void GradientTape::on_op(const OpCall& call, const TensorList& outputs) {
   rec.attrs = call.attrs;
   rec.loc = call.loc;
   for (size_t o = 0; o < outputs.size(); ++o) {
-    if (carries_gradient(outputs[o])) tracked_.insert_or_assign(outputs[o].impl(), Producer{index, static_cast<int32_t>(o)});
+    if (!carries_gradient(outputs[o])) continue;
+    tracked_.insert_or_assign(outputs[o].impl(), Producer{index, static_cast<int32_t>(o)});
   }
 }
 
@@ -217,8 +218,11 @@ std::vector<Tensor> GradientTape::backward(const Tensor& target, const std::vect
     if (fn_it->second == nullptr)
       throw UnimplementedError(absl::StrCat("[gradient] No gradient is defined for op ", rec.op->type, " (",
                                             rec.op->api_name, ", recorded at ", where(rec.loc), ")"), loc);
-    const std::vector<Tensor> in_grads =
-        fn_it->second(GradInputs{*rec.op, rec.inputs, rec.outputs, rec.attrs}, out_grads);
+    GradInputs op{*rec.op, rec.inputs, rec.outputs, rec.attrs};
+    for (size_t i = 0; i < rec.inputs.size() && i < 64; ++i) {
+      if (!leads_to_source(rec, i)) op.wanted &= ~(uint64_t{1} << i);
+    }
+    const std::vector<Tensor> in_grads = fn_it->second(op, out_grads);
     for (size_t i = 0; i < rec.inputs.size() && i < in_grads.size(); ++i) {
       if (!in_grads[i].defined() || !leads_to_source(rec, i)) continue;
       accumulate(grad_slot(rec.producers[i], rec.inputs[i].impl()), in_grads[i]);
