@@ -29,11 +29,15 @@ std::string where(const std::source_location& loc) {
 // Note [Tape storage reuse]: a training loop makes one tape per step, and each records about
 // as many ops as the last. Growing a fresh record vector and id map every step cost a dozen
 // allocations per tape, several of them large (glibc consolidates its free lists for each), so
-// a finished tape hands its emptied record vector, and the size its id map reached, to the
-// next tape on the same thread.
+// a finished tape hands its emptied record vector and id map to the next tape on the same
+// thread. The id map is kept too: reserving it afresh was a single
+// large allocation, but glibc took ~40k instructions for it after a step's many small frees.
 struct GradientTape::Spare {
   std::vector<Record> records;
-  size_t tracked = 0;
+  absl::flat_hash_map<Id, Producer> tracked;
+  // backward()'s scratch.
+  std::vector<char> useful;
+  std::vector<TensorList> output_grads;
 };
 
 GradientTape::Spare& GradientTape::spare() {
@@ -45,14 +49,14 @@ GradientTape::GradientTape(bool persistent, bool watch_accessed_variables, std::
     : persistent_(persistent), watch_accessed_variables_(watch_accessed_variables), created_at_(loc) {
   Spare& s = spare();
   records_.swap(s.records);
-  tracked_.reserve(s.tracked);
+  tracked_.swap(s.tracked);
   add_op_observer(this);
   registered_ = true;
 }
 
 GradientTape::~GradientTape() {
   if (registered_) remove_op_observer(this);
-  if (!records_.empty() || !tracked_.empty()) release_records();
+  release_records();  // hands the storage on (Note [Tape storage reuse])
 }
 
 bool GradientTape::is_tracked(const Tensor& t) const { return t.defined() && tracked_.contains(t.impl()); }
@@ -152,6 +156,8 @@ std::vector<Tensor> GradientTape::backward(const Tensor& target, const std::vect
 
   // Ids of each source (a variable's are the values read from it while recording).
   std::vector<absl::InlinedVector<Id, 1>> source_ids(sources.size());
+  // Usually a handful of ids: a linear scan beats hashing until there are many.
+  absl::InlinedVector<Id, 8> source_list;
   absl::flat_hash_set<Id> source_set;
   for (size_t i = 0; i < sources.size(); ++i) {
     if (const Tensor* t = sources[i].tensor()) {
@@ -166,14 +172,36 @@ std::vector<Tensor> GradientTape::backward(const Tensor& target, const std::vect
         }
       }
     }
-    source_set.insert(source_ids[i].begin(), source_ids[i].end());
+    source_list.insert(source_list.end(), source_ids[i].begin(), source_ids[i].end());
   }
+  const bool hash_sources = source_list.size() > 8;
+  if (hash_sources) source_set.insert(source_list.begin(), source_list.end());
+  auto is_source = [&](Id id) {
+    return hash_sources ? source_set.contains(id)
+                        : std::find(source_list.begin(), source_list.end(), id) != source_list.end();
+  };
+  // Scratch vectors sized like the records come from the thread's spare storage (Note [Tape
+  // storage reuse]); taken, not borrowed, so a backward pass nested in a gradient function
+  // simply allocates its own.
+  Spare& spare_storage = spare();
+  std::vector<char> useful = std::move(spare_storage.useful);
+  std::vector<TensorList> output_grads = std::move(spare_storage.output_grads);
+  struct GiveBack {
+    Spare& s;
+    std::vector<char>& useful;
+    std::vector<TensorList>& grads;
+    ~GiveBack() {
+      grads.clear();  // the gradients are released here, with the scratch kept
+      if (useful.capacity() > s.useful.capacity()) s.useful.swap(useful);
+      if (grads.capacity() > s.output_grads.capacity()) s.output_grads.swap(grads);
+    }
+  } give_back{spare_storage, useful, output_grads};
+  useful.assign(records_.size(), 0);
   // Forward pass over the records: which depend on some source. An input leads to a source if
   // it is one, or if the record that made it depends on one.
-  std::vector<char> useful(records_.size(), 0);
   auto leads_to_source = [&](const Record& rec, size_t i) {
     const Producer p = rec.producers[i];
-    return (p.record >= 0 && useful[static_cast<size_t>(p.record)]) || source_set.contains(rec.inputs[i].impl());
+    return (p.record >= 0 && useful[static_cast<size_t>(p.record)]) || is_source(rec.inputs[i].impl());
   };
   for (size_t r = 0; r < records_.size(); ++r) {
     const Record& rec = records_[r];
@@ -185,7 +213,7 @@ std::vector<Tensor> GradientTape::backward(const Tensor& target, const std::vect
   struct Unpause { int* p; ~Unpause() { --*p; } } unpause{&paused_};
 
   // Gradients: per record output (indexed like the records) and per source id.
-  std::vector<TensorList> output_grads(records_.size());
+  output_grads.resize(records_.size());
   absl::flat_hash_map<Id, Tensor> leaf_grads;
   auto accumulate = [](Tensor& slot, const Tensor& g) { slot = slot.defined() ? add(slot, g) : g; };
   auto grad_slot = [&](Producer p, Id id) -> Tensor& {
@@ -281,8 +309,13 @@ void GradientTape::release_records() {
   constexpr size_t kMaxSpareRecords = 4096;
   Spare& s = spare();
   if (records_.capacity() <= kMaxSpareRecords && records_.capacity() > s.records.capacity()) records_.swap(s.records);
-  s.tracked = std::min(tracked_.size(), kMaxSpareRecords);
-  tracked_.clear();
+  // clear() frees a table of more than 127 slots; erasing keeps it (absl reuses erased slots).
+  if (tracked_.capacity() <= 127) {
+    tracked_.clear();
+  } else {
+    for (auto it = tracked_.begin(); it != tracked_.end();) tracked_.erase(it++);
+  }
+  if (tracked_.capacity() <= 2 * kMaxSpareRecords && tracked_.capacity() > s.tracked.capacity()) tracked_.swap(s.tracked);
   watched_.clear();
   variable_reads_.clear();
 }
