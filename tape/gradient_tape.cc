@@ -40,16 +40,32 @@ struct GradientTape::Spare {
   std::vector<TensorList> output_grads;
 };
 
-GradientTape::Spare& GradientTape::spare() {
-  thread_local Spare s;
-  return s;
+// This thread's spare storage, or null once the thread's thread_locals are being destroyed (a
+// tape that outlives them, such as a global one in a REPL session, then just frees its own).
+// The pointer and flag are trivially destructible, so they stay readable until the thread ends.
+GradientTape::Spare* GradientTape::spare() {
+  thread_local Spare* current = nullptr;
+  thread_local bool torn_down = false;
+  struct Owner {
+    Spare spare;
+    ~Owner() {
+      current = nullptr;
+      torn_down = true;
+    }
+  };
+  if (current == nullptr && !torn_down) {
+    thread_local Owner owner;
+    current = &owner.spare;
+  }
+  return current;
 }
 
 GradientTape::GradientTape(bool persistent, bool watch_accessed_variables, std::source_location loc)
     : persistent_(persistent), watch_accessed_variables_(watch_accessed_variables), created_at_(loc) {
-  Spare& s = spare();
-  records_.swap(s.records);
-  tracked_.swap(s.tracked);
+  if (Spare* s = spare()) {
+    records_.swap(s->records);
+    tracked_.swap(s->tracked);
+  }
   add_op_observer(this);
   registered_ = true;
 }
@@ -183,19 +199,22 @@ std::vector<Tensor> GradientTape::backward(const Tensor& target, const std::vect
   // Scratch vectors sized like the records come from the thread's spare storage (Note [Tape
   // storage reuse]); taken, not borrowed, so a backward pass nested in a gradient function
   // simply allocates its own.
-  Spare& spare_storage = spare();
-  std::vector<char> useful = std::move(spare_storage.useful);
-  std::vector<TensorList> output_grads = std::move(spare_storage.output_grads);
+  std::vector<char> useful;
+  std::vector<TensorList> output_grads;
+  if (Spare* s = spare()) {
+    useful.swap(s->useful);
+    output_grads.swap(s->output_grads);
+  }
   struct GiveBack {
-    Spare& s;
     std::vector<char>& useful;
     std::vector<TensorList>& grads;
     ~GiveBack() {
       grads.clear();  // the gradients are released here, with the scratch kept
-      if (useful.capacity() > s.useful.capacity()) s.useful.swap(useful);
-      if (grads.capacity() > s.output_grads.capacity()) s.output_grads.swap(grads);
+      Spare* s = spare();
+      if (s && useful.capacity() > s->useful.capacity()) s->useful.swap(useful);
+      if (s && grads.capacity() > s->output_grads.capacity()) s->output_grads.swap(grads);
     }
-  } give_back{spare_storage, useful, output_grads};
+  } give_back{useful, output_grads};
   useful.assign(records_.size(), 0);
   // Forward pass over the records: which depend on some source. An input leads to a source if
   // it is one, or if the record that made it depends on one.
@@ -307,15 +326,17 @@ void GradientTape::release_records() {
   records_.clear();
   // Note [Tape storage reuse]; a huge tape's storage is not worth keeping.
   constexpr size_t kMaxSpareRecords = 4096;
-  Spare& s = spare();
-  if (records_.capacity() <= kMaxSpareRecords && records_.capacity() > s.records.capacity()) records_.swap(s.records);
+  Spare* s = spare();
+  if (s && records_.capacity() <= kMaxSpareRecords && records_.capacity() > s->records.capacity())
+    records_.swap(s->records);
   // clear() frees a table of more than 127 slots; erasing keeps it (absl reuses erased slots).
-  if (tracked_.capacity() <= 127) {
+  if (!s || tracked_.capacity() <= 127) {
     tracked_.clear();
   } else {
     for (auto it = tracked_.begin(); it != tracked_.end();) tracked_.erase(it++);
   }
-  if (tracked_.capacity() <= 2 * kMaxSpareRecords && tracked_.capacity() > s.tracked.capacity()) tracked_.swap(s.tracked);
+  if (s && tracked_.capacity() <= 2 * kMaxSpareRecords && tracked_.capacity() > s->tracked.capacity())
+    tracked_.swap(s->tracked);
   watched_.clear();
   variable_reads_.clear();
 }

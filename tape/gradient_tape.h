@@ -134,7 +134,7 @@ class GradientTape : public OpObserver {
   void check_usable(std::source_location loc) const;
   void release_records();
   struct Spare;
-  static Spare& spare();
+  static Spare* spare();
   std::vector<Tensor> backward(const Tensor& target, const std::vector<Source>& sources,
                                const Tensor& seed, Unconnected unconnected, std::source_location loc);
 
