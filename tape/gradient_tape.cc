@@ -28,10 +28,10 @@ std::string where(const std::source_location& loc) {
 
 // Note [Tape storage reuse]: a training loop makes one tape per step, and each records about
 // as many ops as the last. Growing a fresh record vector and id map every step cost a dozen
-// allocations per tape, several of them large (glibc consolidates its free lists for each), so
-// a finished tape hands its emptied record vector and id map to the next tape on the same
-// thread. The id map is kept too: reserving it afresh was a single
-// large allocation, but glibc took ~40k instructions for it after a step's many small frees.
+// allocations per tape, several of them large, and glibc takes tens of thousands of
+// instructions for a large one after a step's many small frees (it consolidates its free
+// lists). So a finished tape hands its emptied record vector and id map, and backward() its
+// scratch vectors, to the next tape on the same thread.
 struct GradientTape::Spare {
   std::vector<Record> records;
   absl::flat_hash_map<Id, Producer> tracked;
