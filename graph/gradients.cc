@@ -222,7 +222,13 @@ std::vector<Tensor> gradients(const std::vector<Tensor>& ys, const std::vector<S
       GradScope grad_scope(ctx, node.name);
       for (int o = 0; o < num_outputs; ++o)
         if (!out_grads[o].defined()) out_grads[o] = zeros_like(outputs[o], loc);
-      in_grads = fn(GradInputs{*node.op, inputs, outputs, node.attrs}, out_grads);
+      // Only inputs that lead to a source need a gradient (TensorFlow's skip_input_indices).
+      uint64_t wanted = 0;
+      for (size_t i = 0; i < node.inputs.size() && i < 64; ++i)  // inputs from 64 on are always wanted
+        if (reached(node.inputs[i])) wanted |= uint64_t{1} << i;
+      GradInputs op{*node.op, inputs, outputs, node.attrs};
+      op.wanted = wanted;
+      in_grads = fn(op, out_grads);
     }
     for (size_t i = 0; i < inputs.size() && i < in_grads.size(); ++i) {
       const Tensor& g = in_grads[i];
