@@ -24,9 +24,11 @@ using Clock = std::chrono::steady_clock;
   throw_status(absl::Status(status.code(), absl::StrCat(msg, "\n  in ", describe_node(node))), node.loc);
 }
 
-PlanStep::Kind kind_of(const OpDef* op) {
+PlanStep::Kind kind_of(const Node& node) {
   using K = PlanStep::Kind;
-  if (op == &kConstOp) return K::kConst;
+  const OpDef* op = node.op;
+  // A captured input (a placeholder with a value) reads as a constant unless it is fed.
+  if (op == &kConstOp || (op == &kPlaceholderOp && node.value.defined())) return K::kConst;
   if (op == &kNoOp || op == &kVarHandleOp) return K::kNoOp;
   if (op == &kPrintOp) return K::kPrint;
   if (op == &kReadVariableOp) return K::kRead;
@@ -90,7 +92,7 @@ std::unique_ptr<Plan> Plan::compile(const Graph& graph, const Request& request, 
   std::vector<std::string> unfed;
   int first_unfed = -1;
   for (int id = 0; id < n; ++id)
-    if (needed[id] && nodes[id]->op == &kPlaceholderOp) {
+    if (needed[id] && nodes[id]->op == &kPlaceholderOp && !nodes[id]->value.defined()) {
       unfed.push_back(describe_node(*nodes[id]));
       if (first_unfed < 0) first_unfed = id;
     }
@@ -122,7 +124,7 @@ std::unique_ptr<Plan> Plan::compile(const Graph& graph, const Request& request, 
     const Node& node = *nodes[id];
     PlanStep step;
     step.node = &node;
-    step.kind = kind_of(node.op);
+    step.kind = kind_of(node);
     step.device = place(node, options);
     step.first_output = first_slot[id];
     step.num_outputs = static_cast<int>(node.outputs.size());
@@ -412,7 +414,7 @@ void Plan::run_step(const PlanStep& step, RunContext& rc) const {
 void Plan::run_sequential(RunContext& rc) const {
   for (const PlanStep& step : steps_) {
     run_step(step, rc);
-    for (int s : step.release) rc.slots[s] = DeviceTensor{};
+    for (int s : step.release) rc.slots[s].buffer.reset();
   }
 }
 
@@ -445,7 +447,7 @@ void Plan::run_parallel(RunContext& rc, InterOpPool& pool) const {
         }
         for (int s : step.inputs)
           if (rc.uses_left[s].fetch_sub(1, std::memory_order_acq_rel) == 1 && !plan.slot_pinned_[s])
-            rc.slots[s] = DeviceTensor{};
+            rc.slots[s].buffer.reset();
         int next = -1;
         for (int succ : step.successors) {
           if (self->pending[succ].fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
