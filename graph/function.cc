@@ -248,11 +248,8 @@ std::shared_ptr<ConcreteFunction> FunctionCore::trace(const std::vector<TensorSp
     if (options_.reduce_retracing && previous.size() == sig.size()) {
       for (size_t i = 0; i < sig.size(); ++i) {
         if (previous[i].dtype != sig[i].dtype || previous[i].shape.rank() != sig[i].shape.rank()) continue;
-        std::vector<int64_t> dims = sig[i].shape.as_vector();
         for (int d = 0; d < sig[i].shape.rank(); ++d)
-          if (previous[i].shape.dim(d) != dims[d]) dims[d] = -1;
-        Shape relaxed(dims);
-        std::swap(sig[i].shape, relaxed);  // (assigning a temporary trips a false -Wmaybe-uninitialized)
+          if (previous[i].shape.dim(d) != sig[i].shape.dim(d)) sig[i].shape.set_dim(d, -1);
       }
     }
     count = ++trace_count_;
