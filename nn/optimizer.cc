@@ -1,5 +1,7 @@
 #include "nn/optimizer.h"
 
+#include "graph/function.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -9,6 +11,7 @@
 #include "devices/device_manager.h"
 #include "eager/context.h"
 #include "eager/ops/creation.h"
+#include "graph/function.h"
 
 namespace tapeflow::nn {
 
@@ -85,7 +88,10 @@ Variable Optimizer::slot(const Variable& var, std::string_view slot) {
   std::lock_guard lock(mu_);
   auto key = std::make_pair(var.id(), std::string(slot));
   if (const auto it = slots_.find(key); it != slots_.end()) return it->second;
-  auto scope = device(var.device()->name());
+  // Slots are created once, outside any trace (as tf.init_scope), next to their variable.
+  auto outside_traces = init_scope();
+  std::optional<DeviceScope> on_device;
+  if (var.device() != nullptr) on_device.emplace(var.device()->name(), std::source_location::current());
   Variable created(zeros(var.shape(), var.dtype()),
                    absl::StrCat(var.name(), "/", absl::string_view(slot.data(), slot.size())), /*trainable=*/false);
   slots_.emplace(std::move(key), created);
@@ -110,7 +116,7 @@ void check_pair(const Tensor& grad, const Variable& var, std::source_location lo
         absl::StrCat("[apply_gradients] Variable '", var.name(), "' has dtype ", dtype_name(var.dtype()),
                      "; optimizers update floating-point variables only"),
         loc);
-  if (!grad.device_tensor().buffer)
+  if (grad.is_symbolic() && current_context().is_eager())
     throw InvalidArgumentError(absl::StrCat("[apply_gradients] the gradient for variable '", var.name(),
                                             "' is a symbolic graph tensor; eager optimizers need concrete values"),
                                loc);
@@ -124,7 +130,7 @@ void check_pair(const Tensor& grad, const Variable& var, std::source_location lo
 
 // grad on `dev`, copied there when it lives elsewhere.
 Tensor on_device(const Tensor& grad, Device* dev, std::source_location loc) {
-  if (grad.device() == dev) return grad;
+  if (grad.device() == dev || grad.is_symbolic() || dev == nullptr) return grad;
   auto copy = DeviceManager::global().copy_to(grad.device_tensor(), dev);
   if (!copy.ok()) throw_status(with_op_prefix(copy.status(), "apply_gradients"), loc);
   return Tensor::from_device_tensor(*std::move(copy));
@@ -153,7 +159,8 @@ void Optimizer::apply_gradients(const GradientsAndVariables& grads_and_vars, std
   const double lr = learning_rate_.at(iterations_);
   for (auto& [grad, var] : ready) {
     // Every op of the update runs where the variable lives, whatever the caller's scope.
-    auto scope = device(var.device()->name(), loc);
+    std::optional<DeviceScope> on_device;
+    if (var.device() != nullptr) on_device.emplace(var.device()->name(), loc);
     update_step(grad, var, lr);
   }
   ++iterations_;

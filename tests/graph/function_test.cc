@@ -130,3 +130,25 @@ TEST(FunctionTest, ErrorsInTheBodyNameTheUsersLine) {
 
 }  // namespace
 }  // namespace tapeflow
+
+namespace tapeflow {
+namespace {
+
+TEST(FunctionTest, GradientTapeInsideATraceBuildsTheBackwardGraph) {
+  Variable w(Tensor({1.f, 2.f}), "w");
+  auto train_step = function([&](const Tensor& x) {
+    GradientTape tape;
+    Tensor loss = reduce_sum(square(x * w));
+    Tensor g = tape.gradient(loss, w);
+    w.assign_sub(g * 0.1f);
+    return loss;
+  });
+  // loss = sum((x w)^2); dloss/dw = 2 x^2 w.
+  EXPECT_FLOAT_EQ(train_step(Tensor({1.f, 1.f})).item<float>(), 5.f);
+  EXPECT_THAT(w.read().to_vector<float>(), ::testing::ElementsAre(0.8f, 1.6f));
+  EXPECT_NEAR(train_step(Tensor({1.f, 1.f})).item<float>(), 0.64f + 2.56f, 1e-6);
+  EXPECT_EQ(train_step.trace_count(), 1);
+}
+
+}  // namespace
+}  // namespace tapeflow
