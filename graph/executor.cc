@@ -204,7 +204,7 @@ std::unique_ptr<Plan> Plan::compile(const Graph& graph, const Request& request, 
   std::vector<int> last_use(static_cast<size_t>(slots), -1);
   plan->slot_uses_.assign(static_cast<size_t>(slots), 0);
   std::vector<int> level(plan->steps_.size(), 0);
-  absl::flat_hash_map<int, int> kernels_per_level;
+  std::vector<int> kernels_per_level(plan->steps_.size() + 1, 0);  // a level is below the step count
   int widest = 0;
   for (int i = 0; i < static_cast<int>(plan->steps_.size()); ++i) {
     PlanStep& step = plan->steps_[i];

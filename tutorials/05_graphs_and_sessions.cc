@@ -27,11 +27,6 @@ void section(const std::string& title) { std::cout << "\n=== " << title << " ===
 
 void note(const std::string& text) { std::cout << "note: " << text << "\n"; }
 
-// TensorFlow's `v.initializer`: the op that assigns a graph variable its initial value.
-Operation initializer(const Variable& v) {
-  return Operation(get_default_graph().state(), v.graph_info()->initializer_node);
-}
-
 // The ops of `g` created since it had `first` nodes: "name (Type) device".
 void print_ops_since(const Graph& g, int first) {
   const std::vector<Operation> ops = g.get_operations();
