@@ -442,6 +442,7 @@ void Plan::run_step(const PlanStep& step, RunContext& rc) const {
     ns.device = step.device->name();
     ns.start_micros = std::chrono::duration_cast<std::chrono::microseconds>(t0 - rc.start).count();
     ns.duration_nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+    ns.thread_id = std::hash<std::thread::id>()(std::this_thread::get_id());
     for (int o = 0; o < step.num_outputs; ++o) {
       const DeviceTensor& t = slots[step.first_output + o];
       ns.output_shapes.push_back(t.shape);
