@@ -12,6 +12,7 @@
 #include "eager/context.h"
 #include "eager/ops/creation.h"
 #include "graph/function.h"
+#include "tape/gradient_tape.h"
 
 namespace tapeflow::nn {
 
@@ -176,6 +177,30 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& grads, const std::vec
   pairs.reserve(grads.size());
   for (size_t i = 0; i < grads.size(); ++i) pairs.emplace_back(grads[i], vars[i]);
   apply_gradients(pairs, loc);
+}
+
+Tensor Optimizer::minimize(const std::function<Tensor()>& loss, const std::vector<Variable>& var_list,
+                           std::source_location loc) {
+  Tensor value;
+  std::vector<Tensor> grads;
+  {
+    // Only var_list is watched, so ops on other variables (and constants) are not recorded.
+    GradientTape tape(/*persistent=*/false, /*watch_accessed_variables=*/false, loc);
+    for (const Variable& v : var_list) tape.watch(v);
+    value = loss();
+    if (!value.defined()) throw InvalidArgumentError("[minimize] loss() returned an empty tensor", loc);
+    if (!is_floating(value.dtype()))
+      throw InvalidArgumentError(absl::StrCat("[minimize] loss() returned dtype ", dtype_name(value.dtype()),
+                                              "; the loss must be floating point"),
+                                 loc);
+    // Watching the result makes a loss that depends on none of var_list a valid target whose
+    // gradients are all empty, so apply_gradients reports it as Keras does (the tape itself
+    // would reject an unrecorded target). It changes nothing for a recorded loss.
+    tape.watch(value);
+    grads = tape.gradient(value, var_list, Tensor(), Unconnected::kNone, loc);
+  }
+  apply_gradients(grads, var_list, loc);
+  return value;
 }
 
 }  // namespace tapeflow::nn

@@ -4,6 +4,7 @@
 //   Variable w(Tensor{1.f, 2.f}, "w");
 //   Tensor g = ...;                        // a gradient, e.g. from a GradientTape
 //   opt.apply_gradients({{g, w}});         // w updated in place; opt.iterations() == 1
+//   Tensor loss = opt.minimize([&] { return reduce_sum(square(w)); }, {w});  // tape + apply
 //
 //   nn::SGD decayed(nn::ExponentialDecay(/*initial=*/0.1, /*decay_steps=*/100, /*decay_rate=*/0.96));
 //   decayed.learning_rate();               // the schedule's value at iterations()
@@ -21,6 +22,7 @@
 
 #include <concepts>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -107,6 +109,14 @@ class Optimizer {
   // The same with gradients and variables in two lists of equal length (as a tape returns them).
   void apply_gradients(const std::vector<Tensor>& grads, const std::vector<Variable>& vars,
                        std::source_location loc = std::source_location::current());
+
+  // Keras's minimize: runs loss() under a fresh GradientTape that watches var_list (and records
+  // nothing else), takes the gradients of the result for var_list and applies them as
+  // apply_gradients does: a variable without a gradient is skipped, and no gradient at all (a
+  // loss that depends on none of var_list) is the same InvalidArgumentError. Returns the loss.
+  // An empty or non-floating loss is an InvalidArgumentError "[minimize] ..." before any update.
+  Tensor minimize(const std::function<Tensor()>& loss, const std::vector<Variable>& var_list,
+                  std::source_location loc = std::source_location::current());
 
   // Number of apply_gradients calls that updated variables.
   int64_t iterations() const;

@@ -9,10 +9,12 @@
 //   }
 //
 // A gradient function returns one Tensor per op input; an empty Tensor means "no gradient"
-// (integer inputs, indices, shapes). grads has one entry per op output; an output the target
-// does not depend on gets zeros.
+// (integer inputs, indices, shapes, or an input the tape does not need: GradInputs::needs).
+// grads has one entry per op output; an output the target does not depend on gets zeros.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
@@ -28,6 +30,11 @@ struct GradInputs {
   absl::Span<const Tensor> inputs;
   absl::Span<const Tensor> outputs;
   const AttrMap& attrs;
+  // Bit i: the tape wants input i's gradient (it leads to a source). A gradient function may
+  // return an empty Tensor for the others instead of computing them (TensorFlow's
+  // skip_input_indices); computing them anyway is only slower. Inputs from 64 on are wanted.
+  uint64_t wanted = ~uint64_t{0};
+  bool needs(size_t i) const { return i >= 64 || ((wanted >> i) & 1) != 0; }
 };
 
 using GradFn = std::vector<Tensor> (*)(const GradInputs& op, absl::Span<const Tensor> grads);

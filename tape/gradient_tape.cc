@@ -1,5 +1,8 @@
 #include "tape/gradient_tape.h"
 
+#include <algorithm>
+
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
 #include "eager/ops/array.h"
@@ -11,14 +14,10 @@ namespace tapeflow {
 
 // Note [Tape records]: a record is the same shape as a graph node: op definition, attributes,
 // inputs, outputs (and the user's line). Recording keeps the inputs and outputs alive, which
-// also keeps the TensorImpl pointers used as ids unique while the tape holds them.
-struct GradientTape::Record {
-  const OpDef* op;
-  std::vector<Tensor> inputs;
-  std::vector<Tensor> outputs;
-  AttrMap attrs;
-  std::source_location loc;
-};
+// also keeps the TensorImpl pointers used as ids unique while the tape holds them. Each record
+// also notes, per input, which record produced it (looked up in tracked_ when recording), so
+// the backward pass follows indices and hashes only the sources' ids: gradients of a record's
+// outputs live in a slot per record, and only leaves (sources) need a map.
 
 namespace {
 bool carries_gradient(const Tensor& t) { return t.defined() && is_floating(t.dtype()); }
@@ -27,24 +26,63 @@ std::string where(const std::source_location& loc) {
 }
 }  // namespace
 
+// Note [Tape storage reuse]: a training loop makes one tape per step, and each records about
+// as many ops as the last. Growing a fresh record vector and id map every step cost a dozen
+// allocations per tape, several of them large, and glibc takes tens of thousands of
+// instructions for a large one after a step's many small frees (it consolidates its free
+// lists). So a finished tape hands its emptied record vector and id map, and backward() its
+// scratch vectors, to the next tape on the same thread.
+struct GradientTape::Spare {
+  std::vector<Record> records;
+  absl::flat_hash_map<Id, Producer> tracked;
+  // backward()'s scratch.
+  std::vector<char> useful;
+  std::vector<TensorList> output_grads;
+};
+
+// This thread's spare storage, or null once the thread's thread_locals are being destroyed (a
+// tape that outlives them, such as a global one in a REPL session, then just frees its own).
+// The pointer and flag are trivially destructible, so they stay readable until the thread ends.
+GradientTape::Spare* GradientTape::spare() {
+  thread_local Spare* current = nullptr;
+  thread_local bool torn_down = false;
+  struct Owner {
+    Spare spare;
+    ~Owner() {
+      current = nullptr;
+      torn_down = true;
+    }
+  };
+  if (current == nullptr && !torn_down) {
+    thread_local Owner owner;
+    current = &owner.spare;
+  }
+  return current;
+}
+
 GradientTape::GradientTape(bool persistent, bool watch_accessed_variables, std::source_location loc)
     : persistent_(persistent), watch_accessed_variables_(watch_accessed_variables), created_at_(loc) {
+  if (Spare* s = spare()) {
+    records_.swap(s->records);
+    tracked_.swap(s->tracked);
+  }
   add_op_observer(this);
   registered_ = true;
 }
 
 GradientTape::~GradientTape() {
   if (registered_) remove_op_observer(this);
+  release_records();  // hands the storage on (Note [Tape storage reuse])
 }
 
 bool GradientTape::is_tracked(const Tensor& t) const { return t.defined() && tracked_.contains(t.impl()); }
 
-void GradientTape::track(const Tensor& t) { tracked_.insert(t.impl()); }
+// A leaf; a tensor that is already an op's output keeps its producer.
+void GradientTape::track(const Tensor& t) { tracked_.try_emplace(t.impl(), Producer{kLeaf, 0}); }
 
 void GradientTape::watch(const Tensor& t) {
   if (!carries_gradient(t)) return;  // integer and bool tensors have no gradient
   watched_.push_back(t);
-  explicitly_watched_.insert(t.impl());
   track(t);
 }
 
@@ -71,21 +109,29 @@ void GradientTape::on_variable_read(const Variable& variable, const Tensor& valu
 
 void GradientTape::on_op(const OpCall& call, const TensorList& outputs) {
   if (paused_ || (used_ && !persistent_) || !call.op.differentiable) return;
+  absl::InlinedVector<Producer, 4> producers(call.inputs.size());
   bool any = false;
-  for (const Tensor& t : call.inputs) {
-    if (is_tracked(t)) { any = true; break; }
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    const Tensor& t = call.inputs[i];
+    if (!t.defined()) continue;
+    if (auto it = tracked_.find(t.impl()); it != tracked_.end()) {
+      producers[i] = it->second;
+      any = true;
+    }
   }
   if (!any) return;
-  auto rec = std::make_unique<Record>();
-  rec->op = &call.op;
-  rec->inputs.assign(call.inputs.begin(), call.inputs.end());
-  rec->outputs.assign(outputs.begin(), outputs.end());
-  rec->attrs = call.attrs;
-  rec->loc = call.loc;
-  for (const Tensor& o : outputs) {
-    if (carries_gradient(o)) track(o);
+  const auto index = static_cast<int32_t>(records_.size());
+  Record& rec = records_.emplace_back();  // filled in place: no temporaries to move and destroy
+  rec.op = &call.op;
+  rec.inputs.assign(call.inputs.begin(), call.inputs.end());
+  rec.outputs = outputs;
+  rec.producers.assign(producers.begin(), producers.end());
+  rec.attrs = call.attrs;
+  rec.loc = call.loc;
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    if (!carries_gradient(outputs[o])) continue;
+    tracked_.insert_or_assign(outputs[o].impl(), Producer{index, static_cast<int32_t>(o)});
   }
-  records_.push_back(std::move(rec));
 }
 
 TapeStats GradientTape::stats() const {
@@ -93,8 +139,8 @@ TapeStats GradientTape::stats() const {
   s.recorded_ops = static_cast<int64_t>(records_.size());
   absl::flat_hash_set<Id> seen;
   absl::flat_hash_set<const Buffer*> buffers;
-  for (const auto& r : records_) {
-    for (const auto* list : {&r->inputs, &r->outputs}) {
+  for (const Record& r : records_) {
+    for (const TensorList* list : {&r.inputs, &r.outputs}) {
       for (const Tensor& t : *list) {
         if (!seen.insert(t.impl()).second) continue;
         ++s.saved_tensors;
@@ -125,8 +171,10 @@ std::vector<Tensor> GradientTape::backward(const Tensor& target, const std::vect
         "computed before the tape started."), loc);
 
   // Ids of each source (a variable's are the values read from it while recording).
-  std::vector<std::vector<Id>> source_ids(sources.size());
-  absl::flat_hash_set<Id> reach;
+  std::vector<absl::InlinedVector<Id, 1>> source_ids(sources.size());
+  // Usually a handful of ids: a linear scan beats hashing until there are many.
+  absl::InlinedVector<Id, 8> source_list;
+  absl::flat_hash_set<Id> source_set;
   for (size_t i = 0; i < sources.size(); ++i) {
     if (const Tensor* t = sources[i].tensor()) {
       if (t->defined()) source_ids[i].push_back(t->impl());
@@ -140,55 +188,91 @@ std::vector<Tensor> GradientTape::backward(const Tensor& target, const std::vect
         }
       }
     }
-    reach.insert(source_ids[i].begin(), source_ids[i].end());
+    source_list.insert(source_list.end(), source_ids[i].begin(), source_ids[i].end());
   }
-  // Forward pass over the records: which tensors depend on some source.
-  std::vector<bool> useful(records_.size(), false);
-  for (size_t r = 0; r < records_.size(); ++r) {
-    for (const Tensor& in : records_[r]->inputs) {
-      if (reach.contains(in.impl())) { useful[r] = true; break; }
+  const bool hash_sources = source_list.size() > 8;
+  if (hash_sources) source_set.insert(source_list.begin(), source_list.end());
+  auto is_source = [&](Id id) {
+    return hash_sources ? source_set.contains(id)
+                        : std::find(source_list.begin(), source_list.end(), id) != source_list.end();
+  };
+  // Scratch vectors sized like the records come from the thread's spare storage (Note [Tape
+  // storage reuse]); taken, not borrowed, so a backward pass nested in a gradient function
+  // simply allocates its own.
+  std::vector<char> useful;
+  std::vector<TensorList> output_grads;
+  if (Spare* s = spare()) {
+    useful.swap(s->useful);
+    output_grads.swap(s->output_grads);
+  }
+  struct GiveBack {
+    std::vector<char>& useful;
+    std::vector<TensorList>& grads;
+    ~GiveBack() {
+      grads.clear();  // the gradients are released here, with the scratch kept
+      Spare* s = spare();
+      if (s && useful.capacity() > s->useful.capacity()) s->useful.swap(useful);
+      if (s && grads.capacity() > s->output_grads.capacity()) s->output_grads.swap(grads);
     }
-    if (useful[r])
-      for (const Tensor& out : records_[r]->outputs) reach.insert(out.impl());
+  } give_back{useful, output_grads};
+  useful.assign(records_.size(), 0);
+  // Forward pass over the records: which depend on some source. An input leads to a source if
+  // it is one, or if the record that made it depends on one.
+  auto leads_to_source = [&](const Record& rec, size_t i) {
+    const Producer p = rec.producers[i];
+    return (p.record >= 0 && useful[static_cast<size_t>(p.record)]) || is_source(rec.inputs[i].impl());
+  };
+  for (size_t r = 0; r < records_.size(); ++r) {
+    const Record& rec = records_[r];
+    for (size_t i = 0; i < rec.inputs.size() && !useful[r]; ++i) useful[r] = leads_to_source(rec, i);
   }
 
   // Our own backward ops must not be recorded by this tape (outer tapes do record them).
   ++paused_;
   struct Unpause { int* p; ~Unpause() { --*p; } } unpause{&paused_};
 
-  absl::flat_hash_map<Id, Tensor> grads;
+  // Gradients: per record output (indexed like the records) and per source id.
+  output_grads.resize(records_.size());
+  absl::flat_hash_map<Id, Tensor> leaf_grads;
+  auto accumulate = [](Tensor& slot, const Tensor& g) { slot = slot.defined() ? add(slot, g) : g; };
+  auto grad_slot = [&](Producer p, Id id) -> Tensor& {
+    if (p.record < 0) return leaf_grads[id];
+    TensorList& list = output_grads[static_cast<size_t>(p.record)];
+    if (list.empty()) list.resize(records_[static_cast<size_t>(p.record)].outputs.size());
+    return list[static_cast<size_t>(p.output)];
+  };
+  Tensor initial = seed;
   if (seed.defined()) {
     if (seed.shape() != target.shape() || seed.dtype() != target.dtype())
       throw InvalidArgumentError(absl::StrCat("[gradient] output_gradients has dtype ", dtype_name(seed.dtype()),
                                               " and shape ", seed.shape().to_string(), "; the target has ",
                                               dtype_name(target.dtype()), " and ", target.shape().to_string()), loc);
-    grads[target.impl()] = seed;
   } else {
-    grads[target.impl()] = ones_like(target);
+    initial = ones_like(target);
   }
+  grad_slot(tracked_.at(target.impl()), target.impl()) = initial;
+
+  absl::flat_hash_map<const OpDef*, GradFn> fns;  // find_gradient compares names: once per op type
   for (size_t r = records_.size(); r-- > 0;) {
-    if (!useful[r]) continue;
-    const Record& rec = *records_[r];
-    std::vector<Tensor> out_grads(rec.outputs.size());
-    bool any = false;
-    for (size_t o = 0; o < rec.outputs.size(); ++o) {
-      auto it = grads.find(rec.outputs[o].impl());
-      if (it != grads.end()) { out_grads[o] = it->second; any = true; }
-    }
-    if (!any) continue;
+    if (!useful[r] || output_grads[r].empty()) continue;
+    const Record& rec = records_[r];
+    TensorList out_grads = output_grads[r];
     for (size_t o = 0; o < rec.outputs.size(); ++o) {
       if (!out_grads[o].defined()) out_grads[o] = zeros_like(rec.outputs[o]);
     }
-    const GradFn fn = find_gradient(rec.op->type);
-    if (fn == nullptr)
+    auto [fn_it, inserted] = fns.try_emplace(rec.op, nullptr);
+    if (inserted) fn_it->second = find_gradient(rec.op->type);
+    if (fn_it->second == nullptr)
       throw UnimplementedError(absl::StrCat("[gradient] No gradient is defined for op ", rec.op->type, " (",
                                             rec.op->api_name, ", recorded at ", where(rec.loc), ")"), loc);
-    const std::vector<Tensor> in_grads = fn(GradInputs{*rec.op, rec.inputs, rec.outputs, rec.attrs}, out_grads);
+    GradInputs op{*rec.op, rec.inputs, rec.outputs, rec.attrs};
+    for (size_t i = 0; i < rec.inputs.size() && i < 64; ++i) {
+      if (!leads_to_source(rec, i)) op.wanted &= ~(uint64_t{1} << i);
+    }
+    const std::vector<Tensor> in_grads = fn_it->second(op, out_grads);
     for (size_t i = 0; i < rec.inputs.size() && i < in_grads.size(); ++i) {
-      const Tensor& g = in_grads[i];
-      if (!g.defined() || !reach.contains(rec.inputs[i].impl())) continue;
-      auto [it, inserted] = grads.try_emplace(rec.inputs[i].impl(), g);
-      if (!inserted) it->second = add(it->second, g);
+      if (!in_grads[i].defined() || !leads_to_source(rec, i)) continue;
+      accumulate(grad_slot(rec.producers[i], rec.inputs[i].impl()), in_grads[i]);
     }
   }
 
@@ -196,9 +280,17 @@ std::vector<Tensor> GradientTape::backward(const Tensor& target, const std::vect
   for (size_t i = 0; i < sources.size(); ++i) {
     Tensor total;
     for (Id id : source_ids[i]) {
-      auto it = grads.find(id);
-      if (it == grads.end()) continue;
-      total = total.defined() ? add(total, it->second) : it->second;
+      // A source that is an op's output has its gradient in that record's slot.
+      const auto it = tracked_.find(id);
+      const Producer p = it == tracked_.end() ? Producer{kLeaf, 0} : it->second;
+      Tensor g;
+      if (p.record >= 0) {
+        const TensorList& list = output_grads[static_cast<size_t>(p.record)];
+        if (!list.empty()) g = list[static_cast<size_t>(p.output)];
+      } else if (const auto leaf = leaf_grads.find(id); leaf != leaf_grads.end()) {
+        g = leaf->second;
+      }
+      if (g.defined()) accumulate(total, g);
     }
     if (total.defined()) { result[i] = total; continue; }
     if (unconnected == Unconnected::kNone) continue;
@@ -229,18 +321,32 @@ std::vector<Tensor> GradientTape::backward(const Tensor& target, const std::vect
   return result;
 }
 
+void GradientTape::release_records() {
+  used_ = true;
+  records_.clear();
+  // Note [Tape storage reuse]; a huge tape's storage is not worth keeping.
+  constexpr size_t kMaxSpareRecords = 4096;
+  Spare* s = spare();
+  if (s && records_.capacity() <= kMaxSpareRecords && records_.capacity() > s->records.capacity())
+    records_.swap(s->records);
+  // clear() frees a table of more than 127 slots; erasing keeps it (absl reuses erased slots).
+  if (!s || tracked_.capacity() <= 127) {
+    tracked_.clear();
+  } else {
+    for (auto it = tracked_.begin(); it != tracked_.end();) tracked_.erase(it++);
+  }
+  if (s && tracked_.capacity() <= 2 * kMaxSpareRecords && tracked_.capacity() > s->tracked.capacity())
+    tracked_.swap(s->tracked);
+  watched_.clear();
+  variable_reads_.clear();
+}
+
 std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vector<Source>& sources,
                                            const Tensor& output_gradients, Unconnected unconnected,
                                            std::source_location loc) {
   check_usable(loc);
   std::vector<Tensor> result = backward(target, sources, output_gradients, unconnected, loc);
-  if (!persistent_) {
-    used_ = true;
-    records_.clear();
-    tracked_.clear();
-    watched_.clear();
-    variable_reads_.clear();
-  }
+  if (!persistent_) release_records();
   return result;
 }
 
@@ -272,13 +378,7 @@ Tensor GradientTape::jacobian(const Tensor& target, const Source& source, std::s
     }
     rows.push_back(backward(target, {source}, seed, Unconnected::kZero, loc)[0]);
   }
-  if (!persistent_) {
-    used_ = true;
-    records_.clear();
-    tracked_.clear();
-    watched_.clear();
-    variable_reads_.clear();
-  }
+  if (!persistent_) release_records();
   std::vector<int64_t> shape = target.shape().as_vector();
   for (int64_t d : source_value.shape().dims()) shape.push_back(d);
   ++paused_;

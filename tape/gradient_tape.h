@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "eager/context.h"
 #include "eager/tensor.h"
 #include "eager/variable.h"
@@ -111,12 +111,30 @@ class GradientTape : public OpObserver {
   void on_variable_read(const Variable& variable, const Tensor& value) override;
 
  private:
-  struct Record;
   using Id = const TensorImpl*;
+  // Where a tracked tensor comes from: output `output` of records_[record], or kLeaf (a watched
+  // tensor or a variable's value). Inputs that were not tracked when recorded are kUntracked.
+  static constexpr int32_t kLeaf = -1, kUntracked = -2;
+  struct Producer {
+    int32_t record = kUntracked;
+    int32_t output = 0;
+  };
+  // Note [Tape records] in gradient_tape.cc.
+  struct Record {
+    const OpDef* op;
+    TensorList inputs;
+    TensorList outputs;
+    absl::InlinedVector<Producer, 2> producers;  // one per input
+    AttrMap attrs;
+    std::source_location loc;
+  };
 
   bool is_tracked(const Tensor& t) const;
   void track(const Tensor& t);
   void check_usable(std::source_location loc) const;
+  void release_records();
+  struct Spare;
+  static Spare* spare();
   std::vector<Tensor> backward(const Tensor& target, const std::vector<Source>& sources,
                                const Tensor& seed, Unconnected unconnected, std::source_location loc);
 
@@ -126,10 +144,9 @@ class GradientTape : public OpObserver {
   int paused_ = 0;
   bool registered_ = false;
   std::source_location created_at_;
-  std::vector<std::unique_ptr<Record>> records_;
-  absl::flat_hash_set<Id> tracked_;           // watched tensors and outputs of recorded ops
-  std::vector<Tensor> watched_;               // keeps watched tensors (and so their ids) alive
-  absl::flat_hash_set<Id> explicitly_watched_;
+  std::vector<Record> records_;
+  absl::flat_hash_map<Id, Producer> tracked_;  // watched tensors and outputs of recorded ops
+  std::vector<Tensor> watched_;                // keeps watched tensors (and so their ids) alive
   absl::flat_hash_map<int64_t, std::vector<Tensor>> variable_reads_;  // variable id -> values read
 };
 

@@ -1,6 +1,7 @@
-// CPU kernels of the pool family (eager/ops/pool.cc): MaxPool, AvgPool, MaxPoolGrad and
-// AvgPoolGrad on NHWC float32 / float64 tensors. Shapes and attributes were validated by the
-// shape functions. Channels are the innermost loop everywhere (contiguous in NHWC).
+// CPU kernels of the pool family (eager/ops/pool.cc): MaxPool, AvgPool, MaxPoolGrad,
+// MaxPoolGradGrad and AvgPoolGrad on NHWC float32 / float64 tensors. Shapes and attributes were
+// validated by the shape functions. Channels are the innermost loop everywhere (contiguous in
+// NHWC).
 //
 // Each window is clipped to the image, so padded positions never take part: max ignores them
 // and the average divides by the clipped window's size, as TensorFlow does. With TF's SAME
@@ -170,6 +171,68 @@ absl::Status max_pool_grad_kernel(KernelContext& ctx) {
   return absl::OkStatus();
 }
 
+// One window element of MaxPoolGradGrad: channels whose maximum this is, and that have not
+// found it at an earlier element, take src. The same hit test as route_to_max, so both ops
+// pick the same element (they are adjoints); branch-free for the vectorizer.
+template <typename T>
+void take_first_max(const T* p, const T* best, const T* src, bool* found, T* o, int64_t nc) {
+  for (int64_t ch = 0; ch < nc; ++ch) {
+    const bool hit = (!found[ch]) & ((p[ch] >= best[ch]) | (best[ch] != best[ch]));
+    o[ch] = hit ? src[ch] : o[ch];
+    found[ch] = found[ch] | hit;
+  }
+}
+
+// MaxPoolGradGrad: inputs orig_input, orig_output, grad (orig_input's shape); the output has
+// orig_output's shape. Each output element is grad at its window's maximum (Note [Max pool
+// routing]). A gather, so it is parallel over output rows like MaxPool.
+template <typename T>
+absl::Status max_pool_grad_grad_kernel(KernelContext& ctx) {
+  const DeviceTensor& in = ctx.input(0);
+  const DeviceTensor& grad = ctx.input(2);
+  DeviceTensor& out = ctx.output(0);
+  const PoolGeometry g = geometry(ctx, in.shape, out.shape);
+  const T* x = in.data<T>();
+  const T* gx = grad.data<T>();
+  T* y = out.data<T>();
+  if (out.num_elements() == 0) return absl::OkStatus();
+  parallel_for(g.n * g.oh, g.ow * g.kh * g.kw * g.c * 2, [&](int64_t begin, int64_t end) {
+    T best[kChannelBlock];
+    bool found[kChannelBlock];
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t b = r / g.oh, oy = r % g.oh;
+      const int64_t image_offset = b * g.h * g.w * g.c;
+      for (int64_t ox = 0; ox < g.ow; ++ox) {
+        T* o = y + (r * g.ow + ox) * g.c;
+        std::fill(o, o + g.c, T(0));
+        int64_t y0, y1, x0, x1;
+        g.window(oy, ox, y0, y1, x0, x1);
+        if (y1 <= y0 || x1 <= x0) continue;  // unreachable (see top)
+        for (int64_t c0 = 0; c0 < g.c; c0 += kChannelBlock) {
+          const int64_t nc = std::min(kChannelBlock, g.c - c0);
+          const T* image = x + image_offset + c0;
+          const T* gimage = gx + image_offset + c0;
+          std::copy_n(image + (y0 * g.w + x0) * g.c, nc, best);
+          for (int64_t yy = y0; yy < y1; ++yy) {
+            for (int64_t xx = x0; xx < x1; ++xx) {
+              const T* p = image + (yy * g.w + xx) * g.c;
+              for (int64_t ch = 0; ch < nc; ++ch) best[ch] = p[ch] > best[ch] ? p[ch] : best[ch];
+            }
+          }
+          std::fill_n(found, nc, false);
+          for (int64_t yy = y0; yy < y1; ++yy) {
+            for (int64_t xx = x0; xx < x1; ++xx) {
+              const int64_t at = (yy * g.w + xx) * g.c;
+              take_first_max(image + at, best, gimage + at, found, o + c0, nc);
+            }
+          }
+        }
+      }
+    }
+  });
+  return absl::OkStatus();
+}
+
 // AvgPoolGrad: input grad; the output has orig_input_shape.
 template <typename T>
 absl::Status avg_pool_grad_kernel(KernelContext& ctx) {
@@ -209,6 +272,8 @@ void register_pool_kernels(KernelRegistry& r) {
                                []<typename T>() -> KernelFn { return pool_kernel<T, false>; });
   register_each<float, double>(r, "MaxPoolGrad", DeviceType::kCPU,
                                []<typename T>() -> KernelFn { return max_pool_grad_kernel<T>; });
+  register_each<float, double>(r, "MaxPoolGradGrad", DeviceType::kCPU,
+                               []<typename T>() -> KernelFn { return max_pool_grad_grad_kernel<T>; });
   register_each<float, double>(r, "AvgPoolGrad", DeviceType::kCPU,
                                []<typename T>() -> KernelFn { return avg_pool_grad_kernel<T>; });
 }

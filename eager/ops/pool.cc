@@ -80,6 +80,21 @@ absl::StatusOr<OutputSpecs> max_pool_grad_shape(const InferenceContext& ctx) {
   return single_output(ctx.inputs[0].dtype, input);
 }
 
+// MaxPoolGradGrad. Inputs: orig_input, orig_output, grad (shaped like orig_input).
+absl::StatusOr<OutputSpecs> max_pool_grad_grad_shape(const InferenceContext& ctx) {
+  TF_RETURN_IF_ERROR(check_float(ctx, 0, "orig_input"));
+  TF_RETURN_IF_ERROR(check_same_dtype(ctx, 0, "orig_input", 1, "orig_output"));
+  TF_RETURN_IF_ERROR(check_same_dtype(ctx, 0, "orig_input", 2, "grad"));
+  const Shape& input = ctx.inputs[0].shape;
+  TF_ASSIGN_OR_RETURN(Shape expected, pooled_shape(ctx, input, "orig_input"));
+  TF_RETURN_IF_ERROR(check_like_output(ctx, 1, "orig_output", expected, input));
+  const Shape& grad = ctx.inputs[2].shape;
+  if (grad.rank() != 4 || !grad.is_compatible_with(input))
+    return invalid(ctx, "'grad' has shape ", grad.to_string(), " but must have the shape of 'orig_input' ",
+                   input.to_string());
+  return single_output(ctx.inputs[0].dtype, std::move(expected));
+}
+
 // AvgPoolGrad. Inputs: grad. Attributes: orig_input_shape, ksize, strides, padding.
 absl::StatusOr<OutputSpecs> avg_pool_grad_shape(const InferenceContext& ctx) {
   TF_RETURN_IF_ERROR(check_float(ctx, 0, "grad"));
@@ -95,10 +110,9 @@ absl::StatusOr<OutputSpecs> avg_pool_grad_shape(const InferenceContext& ctx) {
 
 OpDef kMaxPool{.type = "MaxPool", .api_name = "max_pool", .num_inputs = 1, .infer = pool_shape};
 OpDef kAvgPool{.type = "AvgPool", .api_name = "avg_pool", .num_inputs = 1, .infer = pool_shape};
-// Not differentiable yet: its own gradient needs a MaxPoolGradGrad primitive (second-order
-// gradients through max_pool are unsupported).
-OpDef kMaxPoolGrad{.type = "MaxPoolGrad", .api_name = "max_pool_grad", .num_inputs = 3, .infer = max_pool_grad_shape,
-                   .differentiable = false};
+OpDef kMaxPoolGrad{.type = "MaxPoolGrad", .api_name = "max_pool_grad", .num_inputs = 3, .infer = max_pool_grad_shape};
+OpDef kMaxPoolGradGrad{.type = "MaxPoolGradGrad", .api_name = "max_pool_grad_grad", .num_inputs = 3,
+                       .infer = max_pool_grad_grad_shape};
 OpDef kAvgPoolGrad{.type = "AvgPoolGrad", .api_name = "avg_pool_grad", .num_inputs = 1, .infer = avg_pool_grad_shape};
 
 AttrMap pool_attrs(Ints ksize, Ints strides, std::string_view padding) {
@@ -111,6 +125,7 @@ void register_pool_ops(OpRegistry& r) {
   r.add(kMaxPool);
   r.add(kAvgPool);
   r.add(kMaxPoolGrad);
+  r.add(kMaxPoolGradGrad);
   r.add(kAvgPoolGrad);
 }
 
@@ -128,6 +143,12 @@ Tensor max_pool_grad(const Tensor& orig_input, const Tensor& orig_output, const 
                      std::string_view padding, std::source_location loc) {
   const Tensor inputs[3] = {orig_input, orig_output, grad};
   return execute_single(kMaxPoolGrad, inputs, pool_attrs(std::move(ksize), std::move(strides), padding), loc);
+}
+
+Tensor max_pool_grad_grad(const Tensor& orig_input, const Tensor& orig_output, const Tensor& grad, Ints ksize,
+                          Ints strides, std::string_view padding, std::source_location loc) {
+  const Tensor inputs[3] = {orig_input, orig_output, grad};
+  return execute_single(kMaxPoolGradGrad, inputs, pool_attrs(std::move(ksize), std::move(strides), padding), loc);
 }
 
 Tensor avg_pool_grad(Ints orig_input_shape, const Tensor& grad, Ints ksize, Ints strides, std::string_view padding,

@@ -40,6 +40,13 @@ Tensor avg_pool(const Tensor& input, std::vector<int64_t> ksize, std::vector<int
 // Primitive (its own kernel).
 Tensor max_pool_grad(const Tensor& orig_input, const Tensor& orig_output, const Tensor& grad,
                      std::vector<int64_t> ksize, std::vector<int64_t> strides, std::string_view padding, TF_SL);
+// max_pool_grad's adjoint in its grad input (TensorFlow's MaxPoolGradGrad): each window's
+// result is `grad` at the window's maximum, the element max_pool_grad routes to (the first on
+// ties). grad has orig_input's shape; the result has orig_output's, and
+// sum(max_pool_grad(x, y, g) * h) == sum(g * max_pool_grad_grad(x, y, h)). Second-order
+// gradients through max_pool use it. Primitive (its own kernel).
+Tensor max_pool_grad_grad(const Tensor& orig_input, const Tensor& orig_output, const Tensor& grad,
+                          std::vector<int64_t> ksize, std::vector<int64_t> strides, std::string_view padding, TF_SL);
 // d/d input of sum(avg_pool(input) * grad) for an input of shape orig_input_shape (4 known
 // dims): each grad element is spread evenly over its window's real elements. Primitive.
 Tensor avg_pool_grad(std::vector<int64_t> orig_input_shape, const Tensor& grad, std::vector<int64_t> ksize,

@@ -17,8 +17,9 @@ const std::string& padding(const GradInputs& op) { return op.attrs.get<std::stri
 Grads conv2d_grad(const GradInputs& op, Span g) {
   const Tensor& x = op.inputs[0];
   const Tensor& f = op.inputs[1];
-  return {conv2d_backprop_input(x.shape().as_vector(), f, g[0], strides(op), padding(op)),
-          conv2d_backprop_filter(x, f.shape().as_vector(), g[0], strides(op), padding(op))};
+  // The input's gradient is skipped for a first layer (its images need none).
+  return {op.needs(0) ? conv2d_backprop_input(x.shape().as_vector(), f, g[0], strides(op), padding(op)) : Tensor(),
+          op.needs(1) ? conv2d_backprop_filter(x, f.shape().as_vector(), g[0], strides(op), padding(op)) : Tensor()};
 }
 
 // y = conv2d_backprop_input(f, dy): <G, y> = <conv2d(G, f), dy>.

@@ -11,22 +11,23 @@ std::vector<Tensor> matmul_grad(const GradInputs& op, absl::Span<const Tensor> g
   const Tensor& g = grads[0];
   const bool ta = op.attrs.get<bool>("transpose_a");
   const bool tb = op.attrs.get<bool>("transpose_b");
+  // Each product only where the tape needs it (a first layer's input needs no gradient).
   Tensor da, db;
   if (!ta && !tb) {        // C = A B
-    da = matmul(g, b, false, true);
-    db = matmul(a, g, true, false);
+    if (op.needs(0)) da = matmul(g, b, false, true);
+    if (op.needs(1)) db = matmul(a, g, true, false);
   } else if (ta && !tb) {  // C = A' B
-    da = matmul(b, g, false, true);
-    db = matmul(a, g, false, false);
+    if (op.needs(0)) da = matmul(b, g, false, true);
+    if (op.needs(1)) db = matmul(a, g, false, false);
   } else if (!ta && tb) {  // C = A B'
-    da = matmul(g, b, false, false);
-    db = matmul(g, a, true, false);
+    if (op.needs(0)) da = matmul(g, b, false, false);
+    if (op.needs(1)) db = matmul(g, a, true, false);
   } else {                 // C = A' B'
-    da = matmul(b, g, true, true);
-    db = matmul(g, a, true, true);
+    if (op.needs(0)) da = matmul(b, g, true, true);
+    if (op.needs(1)) db = matmul(g, a, true, true);
   }
   // Batch dims that broadcasting stretched are summed back.
-  return {unbroadcast(da, a.shape()), unbroadcast(db, b.shape())};
+  return {da.defined() ? unbroadcast(da, a.shape()) : da, db.defined() ? unbroadcast(db, b.shape()) : db};
 }
 }  // namespace
 

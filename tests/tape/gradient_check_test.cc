@@ -87,6 +87,20 @@ std::map<std::string, std::vector<Case>> make_cases() {
   add("Max", {rnd({3, 4}, -1, 1, 45)}, [](const V& v) { return reduce_max(v[0], {1}); });
   add("Min", {rnd({3, 4}, -1, 1, 46)}, [](const V& v) { return reduce_min(v[0], {0}, true); });
   add("Prod", {rnd({2, 3}, 0.5, 1.5, 47)}, [](const V& v) { return reduce_prod(v[0], {1}); });
+  // Zeros (prod is multilinear, so central differences are exact there too): one zero in a
+  // reduced slice, two zeros in one, and zeros across non-adjacent reduced axes.
+  add("Prod", {Tensor{{0.7, 0.0, 1.3, -0.9}, {1.1, 0.8, -1.2, 0.6}}},
+      [](const V& v) { return reduce_prod(v[0], {1}); });
+  add("Prod", {Tensor{{0.0, 1.2, 0.0}, {0.5, 0.0, 1.5}, {0.9, 1.1, 1.3}}},
+      [](const V& v) { return reduce_prod(v[0], {0}); });
+  {
+    std::vector<double> mask(30, 1.0);
+    mask[1] = 0;                  // [0, 0, 1]: one zero in slice 0
+    mask[19] = mask[25] = 0;      // [1, 1, 4] and [2, 1, 0]: two zeros in slice 1
+    add("Prod", {rnd({3, 2, 5}, 0.5, 1.5, 70) * Tensor(mask, Shape{3, 2, 5})},
+        [](const V& v) { return reduce_prod(v[0], {0, 2}, true); });
+  }
+  add("Prod", {Tensor{{0.0, 1.5}, {0.0, -2.0}}}, [](const V& v) { return reduce_prod(v[0]); });
   // Matrix products: every flag combination and broadcast batch dims.
   for (int flags = 0; flags < 4; ++flags) {
     const bool ta = flags & 1, tb = flags & 2;
@@ -110,6 +124,21 @@ std::map<std::string, std::vector<Case>> make_cases() {
       [](const V& v) { return max_pool(v[0], {2, 2}, {2, 2}, "VALID"); });
   add("MaxPool", {reshape(cast(scrambled_values(50), DType::kFloat64) * 0.1, {1, 5, 5, 2})},
       [](const V& v) { return max_pool(v[0], {3, 3}, {2, 2}, "SAME"); });
+  // The gradient primitives of max_pool (second order): linear in their grad input, constant
+  // in orig_input and orig_output away from ties (the numeric derivative there is 0).
+  {
+    const Tensor x1 = reshape(cast(scrambled_values(36), DType::kFloat64) * 0.1, {1, 6, 6, 1});
+    const Tensor x2 = reshape(cast(scrambled_values(50), DType::kFloat64) * 0.1, {1, 5, 5, 2});
+    const Tensor y1 = max_pool(x1, {2, 2}, {2, 2}, "VALID"), y2 = max_pool(x2, {3, 3}, {2, 2}, "SAME");
+    add("MaxPoolGrad", {x1, y1, rnd({1, 3, 3, 1}, -1, 1, 71)},
+        [](const V& v) { return max_pool_grad(v[0], v[1], v[2], {2, 2}, {2, 2}, "VALID"); });
+    add("MaxPoolGrad", {x2, y2, rnd({1, 3, 3, 2}, -1, 1, 72)},
+        [](const V& v) { return max_pool_grad(v[0], v[1], v[2], {3, 3}, {2, 2}, "SAME"); });
+    add("MaxPoolGradGrad", {x1, y1, rnd({1, 6, 6, 1}, -1, 1, 73)},
+        [](const V& v) { return max_pool_grad_grad(v[0], v[1], v[2], {2, 2}, {2, 2}, "VALID"); });
+    add("MaxPoolGradGrad", {x2, y2, rnd({1, 5, 5, 2}, -1, 1, 74)},
+        [](const V& v) { return max_pool_grad_grad(v[0], v[1], v[2], {3, 3}, {2, 2}, "SAME"); });
+  }
   add("AvgPool", {rnd({1, 5, 5, 2}, -1, 1, 68)}, [](const V& v) { return avg_pool(v[0], {3, 3}, {2, 2}, "SAME"); });
   add("AvgPoolGrad", {rnd({1, 3, 3, 2}, -1, 1, 69)},
       [](const V& v) { return avg_pool_grad({1, 5, 5, 2}, v[0], {3, 3}, {2, 2}, "SAME"); });
