@@ -35,6 +35,7 @@
 #include "eager/ops/where.h"
 #include "eager/tensor.h"
 #include "eager/variable.h"
+#include "graph/function.h"
 #include "graph/graph.h"
 #include "graph/graph_context.h"
 #include "graph/graph_ops.h"

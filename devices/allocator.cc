@@ -89,6 +89,11 @@ AllocatorStats CachingAllocator::stats() const {
   return stats_;
 }
 
+void CachingAllocator::reset_peak() {
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.peak_bytes_in_use = stats_.bytes_in_use;
+}
+
 void CachingAllocator::release_cache() {
   absl::flat_hash_map<size_t, std::vector<void*>> blocks;
   {

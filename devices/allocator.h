@@ -35,6 +35,8 @@ class Allocator {
   virtual void* allocate(size_t bytes) = 0;
   virtual void deallocate(void* ptr, size_t bytes) = 0;
   virtual AllocatorStats stats() const = 0;
+  // Starts a new peak measurement: peak_bytes_in_use becomes bytes_in_use.
+  virtual void reset_peak() {}
   // Returns cached blocks to the system.
   virtual void release_cache() {}
 };
@@ -54,6 +56,7 @@ class CachingAllocator : public Allocator {
   void* allocate(size_t bytes) override;
   void deallocate(void* ptr, size_t bytes) override;
   AllocatorStats stats() const override;
+  void reset_peak() override;
   void release_cache() override;
   void set_limit(size_t limit_bytes);
 

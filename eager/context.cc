@@ -120,10 +120,7 @@ class EagerContext final : public ExecutionContext {
       if (!st.ok()) throw_op_error(call, st);
     }
     for (auto& o : outputs) result.push_back(Tensor::from_device_tensor(std::move(o), call.loc));
-    if (!ts.observers.empty() && ts.paused == 0) {
-      const std::vector<OpObserver*> observers = ts.observers;
-      for (OpObserver* obs : observers) obs->on_op(call, result);
-    }
+    if (!ts.observers.empty() && ts.paused == 0) notify_op(call, result);
     return result;
   }
 };
@@ -171,6 +168,27 @@ void notify_variable_read(const Variable& variable, const Tensor& value) {
   // Copy: an observer may add or remove observers (a tape created inside a callback).
   const std::vector<OpObserver*> observers = ts.observers;
   for (OpObserver* obs : observers) obs->on_variable_read(variable, value);
+}
+
+void notify_op(const OpCall& call, const TensorList& outputs) {
+  ThreadState& ts = thread_state();
+  if (ts.observers.empty() || ts.paused) return;
+  // Copy: an observer may add or remove observers.
+  const std::vector<OpObserver*> observers = ts.observers;
+  for (OpObserver* obs : observers) obs->on_op(call, outputs);
+}
+
+IsolateObservers::IsolateObservers() {
+  ThreadState& ts = thread_state();
+  saved_.swap(ts.observers);
+  saved_paused_ = ts.paused;
+  ts.paused = 0;
+}
+
+IsolateObservers::~IsolateObservers() {
+  ThreadState& ts = thread_state();
+  ts.observers.swap(saved_);
+  ts.paused = saved_paused_;
 }
 
 PauseObservers::PauseObservers() { ++thread_state().paused; }

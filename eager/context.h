@@ -12,6 +12,7 @@
 
 #include <source_location>
 #include <string_view>
+#include <vector>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/types/span.h"
@@ -84,6 +85,25 @@ void remove_op_observer(OpObserver* observer);
 // True when some observer is registered and observation is not paused on this thread.
 bool has_op_observers();
 void notify_variable_read(const Variable& variable, const Tensor& value);
+
+// Tells this thread's observers about an op (unless paused). The eager context calls it for
+// every op; a graph-building context calls it too, so a GradientTape used inside a traced
+// function records the symbolic ops and differentiates them into the same graph.
+void notify_op(const OpCall& call, const TensorList& outputs);
+
+// Hides this thread's observers while alive and restores them after: a trace must not show
+// its graph-building to tapes that were recording outside it (tapes created inside see it).
+class IsolateObservers {
+ public:
+  IsolateObservers();
+  ~IsolateObservers();
+  IsolateObservers(const IsolateObservers&) = delete;
+  IsolateObservers& operator=(const IsolateObservers&) = delete;
+
+ private:
+  std::vector<OpObserver*> saved_;
+  int saved_paused_;
+};
 
 // Pauses every observer on this thread while alive (variable updates, stop_recording).
 class PauseObservers {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <iostream>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/errors.h"
@@ -24,9 +25,11 @@ using Clock = std::chrono::steady_clock;
   throw_status(absl::Status(status.code(), absl::StrCat(msg, "\n  in ", describe_node(node))), node.loc);
 }
 
-PlanStep::Kind kind_of(const OpDef* op) {
+PlanStep::Kind kind_of(const Node& node) {
   using K = PlanStep::Kind;
-  if (op == &kConstOp) return K::kConst;
+  const OpDef* op = node.op;
+  // A captured input (a placeholder with a value) reads as a constant unless it is fed.
+  if (op == &kConstOp || (op == &kPlaceholderOp && node.value.defined())) return K::kConst;
   if (op == &kNoOp || op == &kVarHandleOp) return K::kNoOp;
   if (op == &kPrintOp) return K::kPrint;
   if (op == &kReadVariableOp) return K::kRead;
@@ -90,7 +93,7 @@ std::unique_ptr<Plan> Plan::compile(const Graph& graph, const Request& request, 
   std::vector<std::string> unfed;
   int first_unfed = -1;
   for (int id = 0; id < n; ++id)
-    if (needed[id] && nodes[id]->op == &kPlaceholderOp) {
+    if (needed[id] && nodes[id]->op == &kPlaceholderOp && !nodes[id]->value.defined()) {
       unfed.push_back(describe_node(*nodes[id]));
       if (first_unfed < 0) first_unfed = id;
     }
@@ -122,7 +125,7 @@ std::unique_ptr<Plan> Plan::compile(const Graph& graph, const Request& request, 
     const Node& node = *nodes[id];
     PlanStep step;
     step.node = &node;
-    step.kind = kind_of(node.op);
+    step.kind = kind_of(node);
     step.device = place(node, options);
     step.first_output = first_slot[id];
     step.num_outputs = static_cast<int>(node.outputs.size());
@@ -134,6 +137,17 @@ std::unique_ptr<Plan> Plan::compile(const Graph& graph, const Request& request, 
       step.static_shapes &= nodes[in.node]->outputs[in.index].shape.is_fully_defined();
     for (const TensorRef& in : node.inputs) step.inputs.push_back(slot_of(in));
     if (step.kind == PlanStep::Kind::kKernel) {
+      // Constants on this device feed the kernel directly.
+      step.direct_inputs.assign(step.inputs.size(), nullptr);
+      for (size_t i = 0; i < node.inputs.size(); ++i) {
+        const TensorRef& in = node.inputs[i];
+        if (fed.contains(in) || step_of[in.node] < 0) continue;
+        const PlanStep& src = plan->steps_[step_of[in.node]];
+        if (src.kind == PlanStep::Kind::kConst && src.node->value.device() == step.device) {
+          step.direct_inputs[i] = &src.node->value.device_tensor();
+          step.inputs[i] = -1;
+        }
+      }
       const DType key = node.op->kernel_dtype_input >= 0
                             ? nodes[node.inputs[node.op->kernel_dtype_input].node]
                                   ->outputs[node.inputs[node.op->kernel_dtype_input].index].dtype
@@ -166,18 +180,39 @@ std::unique_ptr<Plan> Plan::compile(const Graph& graph, const Request& request, 
     plan->fetches_.push_back(std::move(pf));
   }
 
+  // Constants that no step reads through a slot, and nobody fetches or targets, need no step.
+  {
+    std::vector<char> slot_read(static_cast<size_t>(slots), 0);
+    for (const PlanStep& step : plan->steps_)
+      for (int s : step.inputs) if (s >= 0) slot_read[s] = 1;
+    absl::flat_hash_set<int> requested(request.targets.begin(), request.targets.end());
+    for (const FetchSpec& f : request.fetches) if (f.kind == PlanFetch::Kind::kOperation) requested.insert(f.node);
+    std::vector<PlanStep> kept;
+    kept.reserve(plan->steps_.size());
+    std::fill(step_of.begin(), step_of.end(), -1);
+    for (PlanStep& step : plan->steps_) {
+      if (step.kind == PlanStep::Kind::kConst && !slot_read[step.first_output] &&
+          !plan->slot_pinned_[step.first_output] && !requested.contains(step.node->id))
+        continue;
+      step_of[step.node->id] = static_cast<int>(kept.size());
+      kept.push_back(std::move(step));
+    }
+    plan->steps_ = std::move(kept);
+  }
+
   // Last uses, consumer counts, and the dependency structure for parallel runs.
   std::vector<int> last_use(static_cast<size_t>(slots), -1);
   plan->slot_uses_.assign(static_cast<size_t>(slots), 0);
   std::vector<int> level(plan->steps_.size(), 0);
-  absl::flat_hash_map<int, int> kernels_per_level;
+  std::vector<int> kernels_per_level(plan->steps_.size() + 1, 0);  // a level is below the step count
   int widest = 0;
   for (int i = 0; i < static_cast<int>(plan->steps_.size()); ++i) {
     PlanStep& step = plan->steps_[i];
-    for (int s : step.inputs) { last_use[s] = i; ++plan->slot_uses_[s]; }
+    for (int s : step.inputs) if (s >= 0) { last_use[s] = i; ++plan->slot_uses_[s]; }
     std::vector<int> preds;
-    for (const TensorRef& in : step.node->inputs) if (!fed.contains(in)) preds.push_back(step_of[in.node]);
-    for (int c : step.node->control_inputs) preds.push_back(step_of[c]);
+    for (const TensorRef& in : step.node->inputs)
+      if (!fed.contains(in) && step_of[in.node] >= 0) preds.push_back(step_of[in.node]);
+    for (int c : step.node->control_inputs) if (step_of[c] >= 0) preds.push_back(step_of[c]);
     std::sort(preds.begin(), preds.end());
     preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
     for (int p : preds) {
@@ -323,7 +358,10 @@ void Plan::run_step(const PlanStep& step, RunContext& rc) const {
       OutputSpecs dynamic;
       if (!step.static_shapes) {
         absl::InlinedVector<TensorSpec, 4> specs;
-        for (int s : step.inputs) specs.push_back(TensorSpec{slots[s].dtype, slots[s].shape});
+        for (size_t i = 0; i < step.inputs.size(); ++i) {
+        const DeviceTensor& t = step.inputs[i] >= 0 ? slots[step.inputs[i]] : *step.direct_inputs[i];
+        specs.push_back(TensorSpec{t.dtype, t.shape});
+      }
         InferenceContext ictx{node.op->api_name, specs, node.attrs};
         absl::StatusOr<OutputSpecs> outs = node.op->infer(ictx);
         if (!outs.ok()) throw_node_error(node, with_op_prefix(outs.status(), node.op->api_name));
@@ -338,9 +376,11 @@ void Plan::run_step(const PlanStep& step, RunContext& rc) const {
       }
       // Inputs on another device are copied to the step's device.
       absl::InlinedVector<const DeviceTensor*, 4> inputs;
-      absl::InlinedVector<DeviceTensor, 2> moved;
-      moved.reserve(step.inputs.size());
-      for (int s : step.inputs) {
+      absl::InlinedVector<DeviceTensor, 3> moved;  // copies from other devices (stable: capacity 3)
+      if (step.inputs.size() > 3) moved.reserve(step.inputs.size());
+      for (size_t i = 0; i < step.inputs.size(); ++i) {
+        const int s = step.inputs[i];
+        if (s < 0) { inputs.push_back(step.direct_inputs[i]); continue; }
         if (!slots[s].buffer) throw_node_error(node, absl::InternalError("an input was released before its use"));
         if (slots[s].device() == step.device) { inputs.push_back(&slots[s]); continue; }
         auto copy = DeviceManager::global().copy_to(slots[s], step.device);
@@ -354,16 +394,19 @@ void Plan::run_step(const PlanStep& step, RunContext& rc) const {
         if (o == 0 && step.reuse_input) {
           // Write into an input buffer that nothing else holds any more.
           bool reused = false;
-          for (const DeviceTensor* in : inputs) {
-            if (in->buffer.use_count() == 1 && in->dtype == spec.dtype && in->device() == step.device &&
-                in->num_elements() == spec.shape.num_elements() && in->offset == 0) {
-              const int s = static_cast<int>(in - slots.data());
-              if (s < 0 || s >= num_slots_ || slot_pinned_[s]) continue;
-              if (rc.uses_left ? rc.uses_left[s].load() != 1 : std::find(step.release.begin(), step.release.end(), s) == step.release.end()) continue;
-              outputs[0] = *in;
+          for (size_t i = 0; i < step.inputs.size() && !reused; ++i) {
+            const int s = step.inputs[i];
+            if (s < 0 || slot_pinned_[s] || inputs[i] != &slots[s]) continue;  // constants, fetches, copies
+            const DeviceTensor& in = slots[s];
+            const bool last_use = rc.uses_left ? rc.uses_left[s].load(std::memory_order_acquire) == 1
+                                               : std::find(step.release.begin(), step.release.end(), s) != step.release.end();
+            if (last_use && in.buffer.use_count() == 1 && in.dtype == spec.dtype && in.offset == 0 &&
+                in.num_elements() == spec.shape.num_elements()) {
+              outputs[0].buffer = in.buffer;
+              outputs[0].offset = 0;
+              outputs[0].dtype = spec.dtype;
               outputs[0].shape = spec.shape;
               reused = true;
-              break;
             }
           }
           if (reused) continue;
@@ -399,6 +442,7 @@ void Plan::run_step(const PlanStep& step, RunContext& rc) const {
     ns.device = step.device->name();
     ns.start_micros = std::chrono::duration_cast<std::chrono::microseconds>(t0 - rc.start).count();
     ns.duration_nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+    ns.thread_id = std::hash<std::thread::id>()(std::this_thread::get_id());
     for (int o = 0; o < step.num_outputs; ++o) {
       const DeviceTensor& t = slots[step.first_output + o];
       ns.output_shapes.push_back(t.shape);
@@ -412,7 +456,7 @@ void Plan::run_step(const PlanStep& step, RunContext& rc) const {
 void Plan::run_sequential(RunContext& rc) const {
   for (const PlanStep& step : steps_) {
     run_step(step, rc);
-    for (int s : step.release) rc.slots[s] = DeviceTensor{};
+    for (int s : step.release) rc.slots[s].buffer.reset();
   }
 }
 
@@ -444,8 +488,8 @@ void Plan::run_parallel(RunContext& rc, InterOpPool& pool) const {
           }
         }
         for (int s : step.inputs)
-          if (rc.uses_left[s].fetch_sub(1, std::memory_order_acq_rel) == 1 && !plan.slot_pinned_[s])
-            rc.slots[s] = DeviceTensor{};
+          if (s >= 0 && rc.uses_left[s].fetch_sub(1, std::memory_order_acq_rel) == 1 && !plan.slot_pinned_[s])
+            rc.slots[s].buffer.reset();
         int next = -1;
         for (int succ : step.successors) {
           if (self->pending[succ].fetch_sub(1, std::memory_order_acq_rel) != 1) continue;

@@ -53,7 +53,9 @@ struct PlanStep {
   bool static_shapes = false;  // outputs' shapes known at plan time
   bool random = false;         // a random op: its seeds advance per run
   bool reuse_input = false;    // elementwise: may write into a dying input buffer
-  absl::InlinedVector<int, 3> inputs;  // slots
+  absl::InlinedVector<int, 3> inputs;  // slots; -1 where direct_inputs has the tensor
+  // Kernel inputs read straight from a constant's value (no slot, no per-run copy).
+  absl::InlinedVector<const DeviceTensor*, 3> direct_inputs;
   int first_output = 0;                 // slots first_output .. first_output + num_outputs - 1
   int num_outputs = 0;
   absl::InlinedVector<int, 2> release;  // slots whose last use is this step

@@ -115,7 +115,7 @@ void GraphState::add_to_collection(std::string_view key, CollectionItem item) {
                              "': only tensors of this graph can be added"), {});
           return TensorRef{v.symbolic().node, v.symbolic().output};
         } else if constexpr (std::is_same_v<V, Operation>) {
-          if (&v.node() != &node(v.id()))
+          if (v.graph().state().get() != this)
             throw InvalidArgumentError(absl::StrCat("[add_to_collection] collection '", std::string(key),
                                                     "': the operation belongs to another graph"), {});
           return v.id();
@@ -322,6 +322,16 @@ Operation variables_initializer(const std::vector<Variable>& variables, std::str
     inits.emplace_back(ctx->graph().state(), info->initializer_node);
   }
   return group(inits, name, loc);
+}
+
+Operation initializer(const Variable& variable, std::source_location loc) {
+  const GraphVariableInfo* info = variable.graph_info();
+  std::shared_ptr<GraphBase> graph = info ? info->graph.lock() : nullptr;
+  if (!graph)
+    throw InvalidArgumentError(absl::StrCat("[initializer] Variable '", variable.name(),
+                                            "' is an eager variable: it was initialized when it was created"),
+                               loc);
+  return Operation(std::static_pointer_cast<GraphState>(graph), info->initializer_node);
 }
 
 Operation global_variables_initializer(std::source_location loc) {

@@ -162,6 +162,10 @@ Graph get_default_graph();
 // True while some graph is the default on this thread (ops then build nodes).
 bool building_graph();
 
+// A graph variable's initializer (its "v/Assign" node), as TensorFlow's v.initializer.
+// InvalidArgumentError for an eager variable.
+Operation initializer(const Variable& variable, std::source_location loc = std::source_location::current());
+
 // Runs every initializer of these variables (a NoOp named "init" with them as control inputs).
 Operation variables_initializer(const std::vector<Variable>& variables, std::string_view name = "init",
                                std::source_location loc = std::source_location::current());

@@ -95,6 +95,8 @@ TensorList GraphBuildingContext::execute(const OpCall& call) {
   const int id = add_op(op, std::move(inputs), call.attrs, *outs, call.loc);
   TensorList result;
   for (int i = 0; i < static_cast<int>(outs->size()); ++i) result.push_back(graph_.state()->tensor({id, i}));
+  // A tape recording while the graph is built (inside a traced function) sees the node too.
+  if (has_op_observers()) notify_op(call, result);
   return result;
 }
 
@@ -163,7 +165,9 @@ Tensor GraphBuildingContext::read_variable(const Variable& variable, std::source
   const int id = add_op(kReadVariableOp, {}, std::move(attrs), single_output(variable.dtype(), variable.shape()), loc,
                         {}, {handle});
   graph_.state()->mutable_node(id).variable = variable;
-  return graph_.state()->tensor({id, 0});
+  Tensor value = graph_.state()->tensor({id, 0});
+  if (has_op_observers()) notify_variable_read(variable, value);
+  return value;
 }
 
 Tensor GraphBuildingContext::update_variable(const Variable& variable, VariableUpdate kind, const Tensor& value,

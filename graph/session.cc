@@ -176,11 +176,16 @@ int Session::num_cached_plans() const {
 InteractiveSession::InteractiveSession(SessionOptions options) : InteractiveSession(get_default_graph(), std::move(options)) {}
 
 InteractiveSession::InteractiveSession(const Graph& graph, SessionOptions options)
-    : Session(graph, std::move(options)), previous_(g_default_session) {
+    : Session(graph, std::move(options)),
+      previous_(g_default_session),
+      graph_scope_(std::make_unique<GraphDefaultGuard>(graph)) {
   g_default_session = this;
 }
 
-InteractiveSession::~InteractiveSession() { g_default_session = previous_; }
+InteractiveSession::~InteractiveSession() {
+  graph_scope_.reset();
+  g_default_session = previous_;
+}
 
 Session* default_session() { return g_default_session; }
 

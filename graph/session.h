@@ -92,8 +92,13 @@ class Session {
   bool closed_ = false;
 };
 
-// Makes itself the default session (for Tensor eval()/Operation run() shortcuts) while alive,
-// and makes its graph the default, as tf.InteractiveSession.
+// For interactive use (a REPL), as tf.InteractiveSession: while alive it is the default
+// session (for the eval() and run() shortcuts) and its graph is the thread's default graph, so
+// ops typed next are added to it.
+//
+//   InteractiveSession sess;
+//   Tensor c = constant(Tensor(5.f)) * constant(Tensor(6.f));
+//   eval(c);   // 30
 class InteractiveSession : public Session {
  public:
   explicit InteractiveSession(SessionOptions options = {});
@@ -102,6 +107,7 @@ class InteractiveSession : public Session {
 
  private:
   InteractiveSession* previous_;
+  std::unique_ptr<GraphDefaultGuard> graph_scope_;
 };
 
 // The innermost InteractiveSession of this thread, or null.

@@ -47,6 +47,7 @@ struct NodeExecStats {
   std::string device;
   int64_t start_micros = 0;    // since the start of the run
   int64_t duration_nanos = 0;
+  size_t thread_id = 0;        // which thread ran it (std::hash of its std::thread::id)
   std::vector<Shape> output_shapes;
   std::vector<int64_t> output_bytes;
 };

@@ -13,6 +13,7 @@
 #include "eager/ops/creation.h"
 #include "eager/ops/unary.h"
 #include "eager/ops/where.h"
+#include "graph/function.h"
 #include "graph/gradients.h"
 #include "graph/graph_context.h"
 #include "graph/graph_ops.h"
@@ -127,12 +128,27 @@ std::optional<Variable> Optimizer::iterations_variable(const Graph& graph) const
   return std::nullopt;
 }
 
-Variable Optimizer::graph_iterations(const Graph& graph) {
+std::optional<Variable> Optimizer::traced_iterations() const {
+  std::lock_guard lock(mu_);
+  return traced_iterations_;
+}
+
+Variable Optimizer::step_variable() {
+  // Made outside any trace, as the slots are: in the graph made default, or eagerly (traced
+  // steps capture that variable and increment it on every call).
+  auto outside_traces = init_scope();
+  const std::string name = absl::StrCat(name_, "/iterations");
+  GraphBuildingContext* ctx = current_graph_context();
+  if (ctx == nullptr) {
+    if (!traced_iterations_) traced_iterations_.emplace(Tensor(int64_t{0}), name, /*trainable=*/false);
+    return *traced_iterations_;
+  }
+  const Graph graph = ctx->graph();
   std::erase_if(graph_iterations_, [](const auto& entry) { return entry.first.expired(); });
   for (const auto& [g, v] : graph_iterations_)
     if (g.lock() == graph.state()) return v;
   auto top = name_scope("");
-  Variable created(Tensor(int64_t{0}), absl::StrCat(name_, "/iterations"), /*trainable=*/false);
+  Variable created(Tensor(int64_t{0}), name, /*trainable=*/false);
   graph_iterations_.emplace_back(graph.state(), created);
   return created;
 }
@@ -142,6 +158,9 @@ Variable Optimizer::slot(const Variable& var, std::string_view slot) {
   auto key = std::make_pair(var.id(), std::string(slot));
   if (const auto it = slots_.find(key); it != slots_.end()) return it->second;
   const std::string name = absl::StrCat(var.name(), "/", absl::string_view(slot.data(), slot.size()));
+  // Slots are created once, outside any trace (as tf.init_scope): in the graph being built
+  // with Graph::as_default(), else eagerly, next to their variable.
+  auto outside_traces = init_scope();
   std::optional<Variable> made;
   if (building_graph()) {
     // A graph variable beside var ("w/m", not inside the update's name scope), initialized from
@@ -154,7 +173,8 @@ Variable Optimizer::slot(const Variable& var, std::string_view slot) {
     auto top = name_scope("");
     made.emplace(zero, name, /*trainable=*/false);
   } else {
-    auto scope = device(var.device()->name());
+    std::optional<DeviceScope> on_device;
+    if (var.device() != nullptr) on_device.emplace(var.device()->name(), std::source_location::current());
     made.emplace(zeros(var.shape(), var.dtype()), name, /*trainable=*/false);
   }
   Variable created = *made;
@@ -180,7 +200,7 @@ void check_pair(const Tensor& grad, const Variable& var, std::source_location lo
         absl::StrCat("[apply_gradients] Variable '", var.name(), "' has dtype ", dtype_name(var.dtype()),
                      "; optimizers update floating-point variables only"),
         loc);
-  if (!grad.device_tensor().buffer)
+  if (grad.is_symbolic() && current_context().is_eager())
     throw InvalidArgumentError(absl::StrCat("[apply_gradients] the gradient for variable '", var.name(),
                                             "' is a symbolic graph tensor; eager optimizers need concrete values"),
                                loc);
@@ -194,7 +214,7 @@ void check_pair(const Tensor& grad, const Variable& var, std::source_location lo
 
 // grad on `dev`, copied there when it lives elsewhere.
 Tensor on_device(const Tensor& grad, Device* dev, std::source_location loc) {
-  if (grad.device() == dev) return grad;
+  if (grad.device() == dev || grad.is_symbolic() || dev == nullptr) return grad;
   auto copy = DeviceManager::global().copy_to(grad.device_tensor(), dev);
   if (!copy.ok()) throw_status(with_op_prefix(copy.status(), "apply_gradients"), loc);
   return Tensor::from_device_tensor(*std::move(copy));
@@ -226,7 +246,8 @@ Operation Optimizer::apply_gradients(const GradientsAndVariables& grads_and_vars
   const Step step{learning_rate_.at(iterations_), static_cast<double>(iterations_ + 1)};
   for (auto& [grad, var] : ready) {
     // Every op of the update runs where the variable lives, whatever the caller's scope.
-    auto scope = device(var.device()->name(), loc);
+    std::optional<DeviceScope> on_device;
+    if (var.device() != nullptr) on_device.emplace(var.device()->name(), loc);
     update_step(grad, var, step);
   }
   ++iterations_;
@@ -296,7 +317,7 @@ Operation Optimizer::apply_in_graph(const GradientsAndVariables& grads_and_vars,
   }
 
   std::lock_guard lock(mu_);
-  Variable iterations = graph_iterations(graph);
+  Variable iterations = step_variable();
   auto scope = name_scope(name_, loc);
   // Note [Graph steps]: the per-step values come from the iterations variable; its read feeds
   // the updates, and the increment runs after them (control dependencies), so every update of

@@ -19,8 +19,9 @@
 // Optimizers are not copyable (they own slot state, as a Python optimizer object does).
 // apply_gradients may be called from several threads: calls on one optimizer are serialised.
 //
-// In a graph, minimize(loss) (or apply_gradients with symbolic gradients) builds the backward
-// pass and the updates and returns one train op to run in a Session, as TensorFlow 1 does:
+// In a graph, minimize(loss) (or apply_gradients while a graph is built, e.g. inside a traced
+// function, or with symbolic gradients) builds the backward pass and the updates and returns
+// one train op to run in a Session, as TensorFlow 1 does:
 //
 //   auto scope = g.as_default();
 //   Tensor loss = reduce_mean(square(matmul(x, w) + b - y));
@@ -34,6 +35,9 @@
 // updates, from which learning-rate schedules and Adam's bias correction are computed with
 // graph ops. Slots are graph variables ("w/m"), initialized by the graph's initializers. The
 // eager counter iterations() does not count graph steps (they live in each Session).
+// Inside a traced function (graph/function.h) slots and the counter are made in init_scope():
+// eager variables the trace captures, so each call of the traced step updates them
+// (traced_iterations()), as tf.function with a Keras optimizer does.
 #pragma once
 
 #include <concepts>
@@ -198,6 +202,10 @@ class Optimizer {
   // The step counter of graph-mode training in `graph` ("<name>/iterations", int64), nullopt
   // before the first train op built there.
   std::optional<Variable> iterations_variable(const Graph& graph) const;
+  // The same counter for steps run through traced functions (tapeflow::function) called
+  // eagerly: an eager int64 variable "<name>/iterations" the traces capture and increment on
+  // every call. nullopt before the first trace of an update.
+  std::optional<Variable> traced_iterations() const;
 
  protected:
   Optimizer(std::string_view name, LearningRate learning_rate);
@@ -227,8 +235,11 @@ class Optimizer {
   // One iterations variable per graph trained in (graphs are held weakly).
   std::vector<std::pair<std::weak_ptr<GraphState>, Variable>> graph_iterations_;
 
+  // The eager step counter of traced steps (see traced_iterations()).
+  std::optional<Variable> traced_iterations_;
+
   Operation apply_in_graph(const GradientsAndVariables& grads_and_vars, std::source_location loc);
-  Variable graph_iterations(const Graph& graph);
+  Variable step_variable();
   // Serialises apply_gradients and guards the members above. Recursive, so update_step may
   // call iterations(), slot() and the other accessors.
   mutable std::recursive_mutex mu_;

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 
+#include "graph/function.h"
 #include "graph/gradients.h"
 #include "tapeflow.h"
 #include "tests/support/test_util.h"
@@ -262,6 +263,33 @@ TEST(TrainGraphTest, ApplyGradientsInAGraphReturnsTheTrainOp) {
   // Eagerly nothing is returned.
   Variable e(Tensor(1.f), "e");
   EXPECT_FALSE(opt.apply_gradients({{Tensor(1.f), e}}).defined());
+}
+
+TEST(TrainGraphTest, ATracedStepUpdatesOnEveryCallWithThatStepsBiasCorrection) {
+  nn::Adam eager_opt(0.1), traced_opt(0.1);
+  Variable ew(zeros({3, 1}), "w"), eb(zeros({1}), "b");
+  Variable tw(zeros({3, 1}), "w"), tb(zeros({1}), "b");
+  auto train_step = function([&](const Tensor& x, const Tensor& y) {
+    GradientTape tape;
+    Tensor loss = loss_of(x, y, tw, tb);
+    traced_opt.apply_gradients(tape.gradient(loss, {tw, tb}), {tw, tb});
+    return loss;
+  });
+  for (int i = 0; i < 15; ++i) {
+    const float traced_loss = train_step(data_x(), data_y()).item<float>();
+    const float eager_loss = eager_opt.minimize([&] { return loss_of(data_x(), data_y(), ew, eb); }, {ew, eb}).item<float>();
+    EXPECT_NEAR(traced_loss, eager_loss, 1e-5 * std::abs(eager_loss)) << "step " << i;
+  }
+  EXPECT_EQ(train_step.trace_count(), 1);
+  expect_rel_close(tw.read(), ew.read());
+  expect_rel_close(tb.read(), eb.read());
+  // Slots and the step counter are eager variables the trace captured.
+  ASSERT_TRUE(traced_opt.get_slot(tw, "m").has_value());
+  EXPECT_EQ(traced_opt.get_slot(tw, "m")->graph_info(), nullptr);
+  expect_rel_close(traced_opt.get_slot(tw, "v")->read(), eager_opt.get_slot(ew, "v")->read());
+  ASSERT_TRUE(traced_opt.traced_iterations().has_value());
+  EXPECT_EQ(traced_opt.traced_iterations()->read().item<int64_t>(), 15);
+  EXPECT_EQ(traced_opt.iterations(), 0);
 }
 
 // Bug (eager/ops/binary.cc, clip_by_value): its lo <= hi check runs greater(lo, hi) and reads
