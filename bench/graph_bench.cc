@@ -6,7 +6,11 @@
 //     std::memcpy of the same 64 MiB. bytes = x read + y written, the same count for all three,
 //     so bytes_per_second reads as a ratio to memcpy (the target is >= 0.5x);
 //   - chains of 10k and 100k Add nodes: graph building (ns per node), the first Session::run
-//     (plan compile + run, ns per node) and later runs (ns per node).
+//     (plan compile + run, ns per node) and later runs (ns per node);
+//   - one MLP training step (batch 64, 784-256-10, relu, softmax cross-entropy, SGD): eager
+//     with a GradientTape, and the same step traced with function() and replayed (target: the
+//     replayed step at most 0.8x the eager one);
+//   - the 200-op function traced with function() and called (the tf.function path).
 //
 // Run: ./build/bench/graph_bench --benchmark_min_time=0.2
 #include <chrono>
@@ -215,6 +219,66 @@ void BM_BigGraph_LaterRuns(benchmark::State& state) {
   state.counters["ns_per_node"] = sw.ns_per(state, static_cast<double>(n));
 }
 BENCHMARK(BM_BigGraph_LaterRuns)->Arg(10'000)->Arg(100'000)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// ---- 4. the MLP training step, eager and traced ----
+
+struct Mlp {
+  tf::Variable w1{tf::random_normal({784, 256}, 0.0, 0.05, tf::DType::kFloat32, 1), "w1"};
+  tf::Variable b1{tf::zeros({256}), "b1"};
+  tf::Variable w2{tf::random_normal({256, 10}, 0.0, 0.05, tf::DType::kFloat32, 2), "w2"};
+  tf::Variable b2{tf::zeros({10}), "b2"};
+  tf::Tensor x = tf::random_uniform({64, 784}, 0.0, 1.0, tf::DType::kFloat32, 3);
+  tf::Tensor labels = tf::one_hot(tf::random_uniform({64}, 0, 10, tf::DType::kInt32, 4), 10);
+
+  tf::Tensor step(const tf::Tensor& images, const tf::Tensor& onehot) {
+    tf::GradientTape tape;
+    tf::Tensor h = tf::relu(tf::matmul(images, w1) + b1);
+    tf::Tensor logits = tf::matmul(h, w2) + b2;
+    tf::Tensor loss = tf::neg(tf::reduce_mean(tf::reduce_sum(onehot * tf::log_softmax(logits), {1})));
+    std::vector<tf::Variable> vars{w1, b1, w2, b2};
+    std::vector<tf::Tensor> grads = tape.gradient(loss, vars);
+    for (size_t i = 0; i < vars.size(); ++i) vars[i].assign_sub(grads[i] * 0.01f);
+    return loss;
+  }
+};
+
+void BM_MlpStep_Eager(benchmark::State& state) {
+  Mlp m;
+  for (auto _ : state) {
+    tf::Tensor loss = m.step(m.x, m.labels);
+    benchmark::DoNotOptimize(loss);
+  }
+}
+BENCHMARK(BM_MlpStep_Eager)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+void BM_MlpStep_Traced(benchmark::State& state) {
+  Mlp m;
+  auto step = tf::function([&](const tf::Tensor& x, const tf::Tensor& y) { return m.step(x, y); });
+  step(m.x, m.labels);  // trace
+  for (auto _ : state) {
+    tf::Tensor loss = step(m.x, m.labels);
+    benchmark::DoNotOptimize(loss);
+  }
+  if (step.trace_count() != 1) state.SkipWithError("retraced");
+}
+BENCHMARK(BM_MlpStep_Traced)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// ---- 5. the 200-op function through function() ----
+
+void BM_SmallOps_Function(benchmark::State& state) {
+  tf::Tensor x = 1.f;
+  auto f = tf::function([](const tf::Tensor& v) { return small_ops(v); });
+  f(x);
+  Stopwatch sw;
+  sw.start();
+  for (auto _ : state) {
+    tf::Tensor out = f(x);
+    benchmark::DoNotOptimize(out);
+  }
+  sw.stop();
+  state.counters["ns_per_op"] = sw.ns_per(state, 200);
+}
+BENCHMARK(BM_SmallOps_Function)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -25,8 +25,16 @@ struct ThreadState {
   int paused = 0;  // PauseObservers depth
 };
 
+// Set when this thread's ThreadState is destroyed: a static GradientTape destroyed later at exit
+// (easy to make in a REPL) must not touch it.
+thread_local bool thread_state_destroyed = false;
+
+struct OwnedThreadState : ThreadState {
+  ~OwnedThreadState() { thread_state_destroyed = true; }
+};
+
 ThreadState& thread_state() {
-  thread_local ThreadState state;
+  thread_local OwnedThreadState state;
   return state;
 }
 
@@ -154,6 +162,7 @@ ContextGuard::~ContextGuard() { thread_state().context = previous_; }
 
 void add_op_observer(OpObserver* observer) { thread_state().observers.push_back(observer); }
 void remove_op_observer(OpObserver* observer) {
+  if (thread_state_destroyed) return;
   auto& obs = thread_state().observers;
   obs.erase(std::remove(obs.begin(), obs.end(), observer), obs.end());
 }
@@ -166,15 +175,15 @@ void notify_variable_read(const Variable& variable, const Tensor& value) {
   ThreadState& ts = thread_state();
   if (ts.paused) return;
   // Copy: an observer may add or remove observers (a tape created inside a callback).
-  const std::vector<OpObserver*> observers = ts.observers;
+  const absl::InlinedVector<OpObserver*, 4> observers(ts.observers.begin(), ts.observers.end());
   for (OpObserver* obs : observers) obs->on_variable_read(variable, value);
 }
 
 void notify_op(const OpCall& call, const TensorList& outputs) {
   ThreadState& ts = thread_state();
   if (ts.observers.empty() || ts.paused) return;
-  // Copy: an observer may add or remove observers.
-  const std::vector<OpObserver*> observers = ts.observers;
+  // Copy (inline, no allocation): an observer may add or remove observers.
+  const absl::InlinedVector<OpObserver*, 4> observers(ts.observers.begin(), ts.observers.end());
   for (OpObserver* obs : observers) obs->on_op(call, outputs);
 }
 

@@ -30,18 +30,20 @@ Tensor Operand::resolve(const char* op, const DType* dtype_hint, Device* device)
   return dispatch_dtype(target, [&]<typename T>() -> Tensor {
     bool ok = true;
     T value{};
-    std::string text;
-    if (const double* d = std::get_if<double>(&weak_)) {
-      ok = fits<T>(*d); value = static_cast<T>(*d); text = absl::StrCat(*d);
-    } else if (const int64_t* i = std::get_if<int64_t>(&weak_)) {
-      ok = fits_int<T>(*i); value = static_cast<T>(*i); text = absl::StrCat(*i);
+    const double* d = std::get_if<double>(&weak_);
+    const int64_t* i = std::get_if<int64_t>(&weak_);
+    if (d) {
+      ok = fits<T>(*d); value = static_cast<T>(*d);
+    } else if (i) {
+      ok = fits_int<T>(*i); value = static_cast<T>(*i);
     } else {
-      const bool b = std::get<bool>(weak_);
-      value = static_cast<T>(b);  // true and false fit every dtype text = b ? "true" : "false";
+      value = static_cast<T>(std::get<bool>(weak_));  // true and false fit every dtype
     }
-    if (!ok)
-      throw InvalidArgumentError(absl::StrCat("[", op, "] the scalar ", text, " cannot be converted to ",
-                                              dtype_name(target), " without changing its value"), loc_);
+    if (!ok)  // the text is built only here: formatting every scalar costs time on the hot path
+      throw InvalidArgumentError(absl::StrCat("[", op, "] the scalar ", d ? absl::StrCat(*d) : absl::StrCat(*i),
+                                              " cannot be converted to ", dtype_name(target),
+                                              " without changing its value"),
+                                 loc_);
     return Tensor::from_host(target, Shape{}, &value, device);
   });
 }

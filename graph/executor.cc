@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/errors.h"
+#include "devices/cpu/thread_pool.h"
 #include "devices/device_manager.h"
 #include "eager/context.h"
 #include "eager/ops/binary.h"
@@ -200,6 +201,8 @@ std::unique_ptr<Plan> Plan::compile(const Graph& graph, const Request& request, 
     plan->steps_ = std::move(kept);
   }
 
+  plan->fuse_elementwise_chains();
+
   // Last uses, consumer counts, and the dependency structure for parallel runs.
   std::vector<int> last_use(static_cast<size_t>(slots), -1);
   plan->slot_uses_.assign(static_cast<size_t>(slots), 0);
@@ -208,7 +211,10 @@ std::unique_ptr<Plan> Plan::compile(const Graph& graph, const Request& request, 
   int widest = 0;
   for (int i = 0; i < static_cast<int>(plan->steps_.size()); ++i) {
     PlanStep& step = plan->steps_[i];
-    for (int s : step.inputs) if (s >= 0) { last_use[s] = i; ++plan->slot_uses_[s]; }
+    // A fused member reads its inputs when its chain runs, at the chain's last step.
+    const int reads_at = step.fused_into >= 0 ? step.fused_into : i;
+    for (int s : step.inputs)
+      if (s >= 0) { last_use[s] = std::max(last_use[s], reads_at); ++plan->slot_uses_[s]; }
     std::vector<int> preds;
     for (const TensorRef& in : step.node->inputs)
       if (!fed.contains(in) && step_of[in.node] >= 0) preds.push_back(step_of[in.node]);
@@ -233,8 +239,6 @@ std::unique_ptr<Plan> Plan::compile(const Graph& graph, const Request& request, 
   return plan;
 }
 
-// ---- run ----
-
 struct Plan::RunContext {
   const std::vector<Tensor>* feeds;
   SessionState* state;
@@ -247,6 +251,157 @@ struct Plan::RunContext {
   std::mutex stats_mu;
   StepStats stats;
 };
+
+// ---- elementwise fusion ----
+
+namespace {
+constexpr int64_t kFusionTile = 16384;               // elements per tile: stays in L2 between ops
+constexpr int64_t kFusionMinElements = 4 * kFusionTile;
+
+bool fusable(const PlanStep& step) {
+  return step.kind == PlanStep::Kind::kKernel && step.node->op->elementwise && step.static_shapes &&
+         step.num_outputs == 1 && !step.random && step.node->outputs[0].shape.num_elements() >= kFusionMinElements;
+}
+}  // namespace
+
+void Plan::fuse_elementwise_chains() {
+  const int n = static_cast<int>(steps_.size());
+  // Who reads each slot (through a slot, not a direct constant).
+  std::vector<int> readers(static_cast<size_t>(num_slots_), 0), reader(static_cast<size_t>(num_slots_), -1);
+  for (int i = 0; i < n; ++i)
+    for (int s : steps_[i].inputs)
+      if (s >= 0) { ++readers[s]; reader[s] = i; }
+  // Every other input of a member is the chain's full shape, a single element, or broadcast
+  // along the leading dims (a bias over rows: its dims are the chain's trailing dims). All
+  // broadcast inputs of a chain cover the same trailing elements (`inner`), so a tile of whole
+  // rows lines up with them.
+  auto inputs_ok = [&](const PlanStep& step, const Shape& shape, DType dtype, int chained_slot, int64_t& inner) {
+    for (size_t k = 0; k < step.inputs.size(); ++k) {
+      if (step.inputs[k] == chained_slot && chained_slot >= 0) continue;
+      const TensorRef& ref = step.node->inputs[k];
+      const TensorSpec& spec = graph_.state()->node(ref.node).outputs[ref.index];
+      if (spec.dtype != dtype && step.node->op->kernel_dtype_input >= 0) return false;
+      if (spec.shape == shape || spec.shape.num_elements() == 1) continue;
+      const int lead = shape.rank() - spec.shape.rank();
+      if (lead <= 0) return false;
+      for (int d = 0; d < spec.shape.rank(); ++d)
+        if (spec.shape.dim(d) != shape.dim(lead + d)) return false;
+      const int64_t covered = spec.shape.num_elements();
+      if (inner != 1 && inner != covered) return false;
+      if (covered > kFusionTile) return false;
+      inner = covered;
+    }
+    return true;
+  };
+  std::vector<char> taken(static_cast<size_t>(n), 0);
+  for (int i = 0; i < n; ++i) {
+    if (taken[i] || !fusable(steps_[i])) continue;
+    const Shape shape = steps_[i].node->outputs[0].shape;
+    const DType dtype = steps_[i].node->outputs[0].dtype;
+    int64_t inner = 1;
+    if (!inputs_ok(steps_[i], shape, dtype, -1, inner)) continue;
+    std::vector<int> chain{i};
+    for (;;) {
+      const PlanStep& last = steps_[chain.back()];
+      const int out = last.first_output;
+      if (slot_pinned_[out] || readers[out] != 1) break;
+      const int next = reader[out];
+      const PlanStep& cand = steps_[next];
+      if (taken[next] || !fusable(cand) || cand.device != last.device || cand.node->outputs[0].shape != shape ||
+          cand.node->outputs[0].dtype != dtype)
+        break;
+      int64_t cand_inner = inner;
+      if (!inputs_ok(cand, shape, dtype, out, cand_inner)) break;
+      inner = cand_inner;
+      // The slot must feed the candidate once (x * x would need the tile twice; it still works,
+      // but keep the rule simple).
+      if (std::count(cand.inputs.begin(), cand.inputs.end(), out) != 1) break;
+      chain.push_back(next);
+    }
+    if (chain.size() < 2) continue;
+    for (int m : chain) taken[m] = 1;
+    for (size_t k = 0; k + 1 < chain.size(); ++k) {
+      steps_[chain[k]].fused_away = true;
+      steps_[chain[k]].fused_into = chain.back();
+    }
+    steps_[chain.back()].fused = chain;
+    steps_[chain.back()].fused_inner = inner;
+  }
+}
+
+void Plan::run_fused(const PlanStep& step, RunContext& rc) const {
+  std::vector<DeviceTensor>& slots = rc.slots;
+  const Node& last = *step.node;
+  const TensorSpec& spec = last.outputs[0];
+  const int64_t n = spec.shape.num_elements();
+  const size_t esize = dtype_size(spec.dtype);
+  auto out = step.device->allocate(spec.dtype, spec.shape);
+  if (!out.ok()) throw_node_error(last, out.status());
+  slots[step.first_output] = *std::move(out);
+  const DeviceTensor& result = slots[step.first_output];
+
+  // Where each member's inputs come from: the previous member (its tile), a full-shape tensor
+  // (the same tile of it) or a single element (as a scalar).
+  const int64_t inner = step.fused_inner;
+  const int64_t tile = std::max<int64_t>(1, kFusionTile / inner) * inner;  // whole rows
+  const int64_t tiles = (n + tile - 1) / tile;
+  // A tile's shape: [rows, inner] when inputs broadcast over rows, else flat.
+  auto tile_shape = [&](int64_t len) { return inner > 1 ? Shape{len / inner, inner} : Shape{len}; };
+  std::mutex error_mu;
+  absl::Status error;
+  parallel_for(tiles, tile * static_cast<int64_t>(step.fused.size()), [&](int64_t t0, int64_t t1) {
+    DeviceTensor scratch[2];
+    for (auto& sc : scratch) {
+      auto a = step.device->allocate(spec.dtype, Shape{tile});
+      if (!a.ok()) { std::lock_guard<std::mutex> lock(error_mu); error = a.status(); return; }
+      sc = *std::move(a);
+    }
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t off = t * tile, len = std::min(tile, n - off);
+      int previous_slot = -1;
+      for (size_t m = 0; m < step.fused.size(); ++m) {
+        const PlanStep& member = steps_[step.fused[m]];
+        absl::InlinedVector<DeviceTensor, 3> views;
+        absl::InlinedVector<const DeviceTensor*, 3> inputs;
+        for (size_t k = 0; k < member.inputs.size(); ++k) {
+          const int s = member.inputs[k];
+          if (s >= 0 && s == previous_slot) {
+            const DeviceTensor& prev = scratch[(m + 1) % 2];
+            views.push_back(DeviceTensor{prev.buffer, 0, prev.dtype, tile_shape(len)});
+            continue;
+          }
+          const DeviceTensor& full = s >= 0 ? slots[s] : *member.direct_inputs[k];
+          const int64_t count = full.shape.num_elements();
+          if (count == 1)
+            views.push_back(DeviceTensor{full.buffer, full.offset, full.dtype, Shape{1}});  // broadcasts over the tile
+          else if (count == n)
+            views.push_back(DeviceTensor{full.buffer, full.offset + static_cast<size_t>(off) * esize, full.dtype,
+                                         tile_shape(len)});
+          else  // broadcast over rows: the same `inner` elements for every row
+            views.push_back(DeviceTensor{full.buffer, full.offset, full.dtype, Shape{inner}});
+        }
+        for (const DeviceTensor& v : views) inputs.push_back(&v);
+        const bool last_member = m + 1 == step.fused.size();
+        const DeviceTensor& target = last_member ? result : scratch[m % 2];
+        DeviceTensor output{target.buffer, last_member ? static_cast<size_t>(off) * esize : 0, spec.dtype,
+                            tile_shape(len)};
+        KernelContext kctx{member.device, member.node->op->api_name, absl::MakeConstSpan(inputs.data(), inputs.size()),
+                           absl::MakeSpan(&output, 1), member.node->attrs};
+        absl::Status st = member.kernel(kctx);
+        if (!st.ok()) {
+          std::lock_guard<std::mutex> lock(error_mu);
+          error = with_op_prefix(st, member.node->op->api_name);
+          return;
+        }
+        previous_slot = member.first_output;
+      }
+    }
+  });
+  if (!error.ok()) throw_node_error(last, error);
+}
+
+// ---- run ----
+
 
 namespace {
 
@@ -288,6 +443,8 @@ Tensor read_variable_value(const Variable& v, SessionState& state,
 }  // namespace
 
 void Plan::run_step(const PlanStep& step, RunContext& rc) const {
+  if (step.fused_away) return;  // runs inside its chain's last step
+  if (!step.fused.empty()) return run_fused(step, rc);
   const Node& node = *step.node;
   std::vector<DeviceTensor>& slots = rc.slots;
   const auto t0 = rc.tracing ? Clock::now() : Clock::time_point();
@@ -487,9 +644,16 @@ void Plan::run_parallel(RunContext& rc, InterOpPool& pool) const {
             if (!self->failed.exchange(true)) self->error = std::current_exception();
           }
         }
-        for (int s : step.inputs)
-          if (s >= 0 && rc.uses_left[s].fetch_sub(1, std::memory_order_acq_rel) == 1 && !plan.slot_pinned_[s])
-            rc.slots[s].buffer.reset();
+        // A fused chain releases its members' inputs when it has run, not when they are skipped.
+        auto release_inputs = [&](const PlanStep& st) {
+          for (int s : st.inputs)
+            if (s >= 0 && rc.uses_left[s].fetch_sub(1, std::memory_order_acq_rel) == 1 && !plan.slot_pinned_[s])
+              rc.slots[s].buffer.reset();
+        };
+        if (!step.fused.empty())
+          for (int m : step.fused) release_inputs(plan.steps_[m]);
+        else if (!step.fused_away)
+          release_inputs(step);
         int next = -1;
         for (int succ : step.successors) {
           if (self->pending[succ].fetch_sub(1, std::memory_order_acq_rel) != 1) continue;

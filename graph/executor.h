@@ -59,6 +59,12 @@ struct PlanStep {
   int first_output = 0;                 // slots first_output .. first_output + num_outputs - 1
   int num_outputs = 0;
   absl::InlinedVector<int, 2> release;  // slots whose last use is this step
+  // Note [Fusion]: a chain of large elementwise steps runs as one pass over cache-sized tiles;
+  // the chain's last step holds the members (in order, itself last); the others are skipped.
+  std::vector<int> fused;
+  bool fused_away = false;
+  int fused_into = -1;  // for a member: the chain's last step
+  int64_t fused_inner = 1;  // elements of the trailing dims that broadcast inputs cover
   std::vector<int> successors;          // steps that wait for this one (parallel mode)
   int num_predecessors = 0;
 };
@@ -100,6 +106,8 @@ class Plan {
  private:
   struct RunContext;
   void run_step(const PlanStep& step, RunContext& rc) const;
+  void run_fused(const PlanStep& step, RunContext& rc) const;
+  void fuse_elementwise_chains();
   void run_sequential(RunContext& rc) const;
   void run_parallel(RunContext& rc, InterOpPool& pool) const;
   std::vector<PartitionGraph> partition_graphs() const;

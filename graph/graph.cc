@@ -27,7 +27,8 @@ int GraphState::add_node(Node node) {
   std::lock_guard<std::mutex> lock(mu_);
   const int id = static_cast<int>(nodes_.size());
   for (const TensorRef& in : node.inputs)
-    if (in.node < 0 || in.node >= id || in.index >= static_cast<int>(nodes_[in.node]->outputs.size()))
+    if (in.node < 0 || in.node >= id || in.index < 0 ||
+        in.index >= static_cast<int>(nodes_[in.node]->outputs.size()))
       throw InternalError(absl::StrCat("[graph] node '", node.name, "' has an input from a missing node output"),
                           node.loc);
   for (int c : node.control_inputs)
@@ -99,9 +100,17 @@ std::vector<int> GraphState::variable_nodes() const {
   return variables_;
 }
 
-void GraphState::add_variable_node(int handle) {
+void GraphState::add_variable(int64_t variable_id, VariableNodes nodes) {
   std::lock_guard<std::mutex> lock(mu_);
-  variables_.push_back(handle);
+  variables_.push_back(nodes.handle);
+  variables_by_id_[variable_id] = nodes;
+}
+
+std::optional<GraphState::VariableNodes> GraphState::variable_nodes_of(int64_t variable_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = variables_by_id_.find(variable_id);
+  if (it == variables_by_id_.end()) return std::nullopt;
+  return it->second;
 }
 
 void GraphState::add_to_collection(std::string_view key, CollectionItem item) {
@@ -314,12 +323,16 @@ Operation variables_initializer(const std::vector<Variable>& variables, std::str
     throw FailedPreconditionError("[variables_initializer] no graph is being built (use graph.as_default())", loc);
   std::vector<Operation> inits;
   for (const Variable& v : variables) {
-    const GraphVariableInfo* info = v.graph_info();
-    if (info == nullptr || info->graph.lock().get() != ctx->graph().state().get())
+    auto nodes = ctx->graph().state()->variable_nodes_of(v.id());
+    if (!nodes)
       throw InvalidArgumentError(absl::StrCat("[variables_initializer] Variable '", v.name(),
                                               "' is not a variable of this graph"),
                                  loc);
-    inits.emplace_back(ctx->graph().state(), info->initializer_node);
+    if (nodes->initializer < 0)
+      throw InvalidArgumentError(absl::StrCat("[variables_initializer] Variable '", v.name(),
+                                              "' has no initializer in this graph (a pass removed it)"),
+                                 loc);
+    inits.emplace_back(ctx->graph().state(), nodes->initializer);
   }
   return group(inits, name, loc);
 }

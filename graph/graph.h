@@ -195,9 +195,16 @@ class GraphState final : public GraphBase, public std::enable_shared_from_this<G
   Graph handle() { return Graph(shared_from_this()); }
   Tensor tensor(TensorRef ref) const;
 
-  // Variables created in this graph (their handle nodes), in creation order.
+  // Graph variables of this graph: created here, or carried over by a pass that rewrote the
+  // graph they were created in. Keyed by Variable::id().
+  struct VariableNodes {
+    int handle = -1;
+    int initializer = -1;
+  };
+  void add_variable(int64_t variable_id, VariableNodes nodes);
+  std::optional<VariableNodes> variable_nodes_of(int64_t variable_id) const;
+  // Their handle nodes, in creation order.
   std::vector<int> variable_nodes() const;
-  void add_variable_node(int handle);
 
   // Graph collections (guarded by the same lock as nodes).
   void add_to_collection(std::string_view key, CollectionItem item);
@@ -218,6 +225,7 @@ class GraphState final : public GraphBase, public std::enable_shared_from_this<G
   absl::flat_hash_map<std::string, int> by_name_;
   absl::flat_hash_map<std::string, int> names_in_use_;  // lowercased, as TensorFlow keys them
   std::vector<int> variables_;
+  absl::flat_hash_map<int64_t, VariableNodes> variables_by_id_;
   std::vector<std::pair<std::string, std::vector<StoredItem>>> collections_;
   absl::flat_hash_set<TensorRef> unfeedable_;
   uint64_t version_ = 0;

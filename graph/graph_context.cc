@@ -128,7 +128,7 @@ GraphVariableInfo GraphBuildingContext::create_variable(const Variable& variable
   name_stack_ = saved_stack;
   op_names_ = std::move(saved_names);
   control_scopes_ = std::move(saved_control);
-  graph_.state()->add_variable_node(handle);
+  graph_.state()->add_variable(variable.id(), {handle, initializer});
   graph_.add_to_collection(GraphKeys::kGlobalVariables, variable);
   if (variable.trainable()) graph_.add_to_collection(GraphKeys::kTrainableVariables, variable);
 
@@ -150,13 +150,12 @@ int GraphBuildingContext::capture_variable(const Variable& variable, std::source
 }
 
 int GraphBuildingContext::handle_node(const Variable& variable, const char* api, std::source_location loc) {
+  if (auto nodes = graph_.state()->variable_nodes_of(variable.id())) return nodes->handle;
   const GraphVariableInfo* info = variable.graph_info();
   if (info == nullptr) return capture_variable(variable, loc);
-  if (info->graph.lock().get() != graph_.state().get())
-    throw InvalidArgumentError(absl::StrCat("[", api, "] Variable '", variable.name(),
-                                            "' belongs to another graph than the one being built"),
-                               loc);
-  return info->handle_node;
+  throw InvalidArgumentError(absl::StrCat("[", api, "] Variable '", variable.name(),
+                                          "' belongs to another graph than the one being built"),
+                             loc);
 }
 
 Tensor GraphBuildingContext::read_variable(const Variable& variable, std::source_location loc) {

@@ -59,8 +59,13 @@ class Rewriter {
   PassResult finish() {
     GraphState& src = *source_.state();
     GraphState& dst = *graph_.state();
-    for (int handle : src.variable_nodes())
-      if (handle < size() && mapped(handle) >= 0) dst.add_variable_node(mapped(handle));
+    for (int handle : src.variable_nodes()) {
+      if (handle >= size() || mapped(handle) < 0) continue;
+      const int64_t id = src.node(handle).variable->id();
+      auto nodes = src.variable_nodes_of(id);
+      const bool has_init = nodes && nodes->initializer >= 0 && nodes->initializer < size();
+      dst.add_variable(id, {mapped(handle), has_init ? mapped(nodes->initializer) : -1});
+    }
     for (const std::string& key : src.collection_keys()) {
       for (CollectionItem& item : src.get_collection(key)) {
         if (auto* t = std::get_if<Tensor>(&item)) {
@@ -71,10 +76,8 @@ class Rewriter {
           if (op->id() >= size() || mapped(op->id()) < 0) continue;
           item = Operation(graph_.state(), mapped(op->id()));
         } else if (auto* v = std::get_if<Variable>(&item)) {
-          const GraphVariableInfo* info = v->graph_info();
-          if (info && info->graph.lock().get() == &src &&
-              (info->handle_node >= size() || mapped(info->handle_node) < 0))
-            continue;
+          auto nodes = src.variable_nodes_of(v->id());
+          if (nodes && (nodes->handle >= size() || mapped(nodes->handle) < 0)) continue;
         }
         dst.add_to_collection(key, std::move(item));
       }

@@ -98,7 +98,7 @@ std::vector<Tensor> Session::run(const std::vector<Fetch>& fetches, const FeedLi
     if (f.variable()) {
       const Variable& v = *f.variable();
       const GraphVariableInfo* info = v.graph_info();
-      if (info && info->graph.lock().get() != graph_.state().get())
+      if (info && !graph_.state()->variable_nodes_of(v.id()))
         throw InvalidArgumentError(absl::StrCat("[Session.run] Variable '", v.name(),
                                                 "' is not an element of this session's graph"),
                                    loc);

@@ -90,3 +90,47 @@ TEST(ExecutorTest, IndependentNodesRunOnSeveralThreads) {
 
 }  // namespace
 }  // namespace tapeflow
+
+namespace tapeflow {
+namespace {
+
+TEST(ExecutorTest, LargeElementwiseChainsRunFusedOverTiles) {
+  constexpr int64_t kN = 100'003;  // not a multiple of the tile: the last tile is short
+  Graph g;
+  Tensor x, w, y, side;
+  {
+    auto scope = g.as_default();
+    x = placeholder(DType::kFloat32, {kN}, "x");
+    w = placeholder(DType::kFloat32, {kN}, "w");
+    y = relu(x * w + 0.5f) - 1.f;  // Mul, Add, Maximum, Sub: one fused chain
+    side = x * 3.f;                  // x is also read elsewhere: not part of the chain
+  }
+  Tensor xv = random_uniform({kN}, -1.0, 1.0, DType::kFloat32, 1);
+  Tensor wv = random_uniform({kN}, -1.0, 1.0, DType::kFloat32, 2);
+  Session sess(g);
+  RunOptions options;
+  options.trace_level = RunOptions::TraceLevel::kFullTrace;
+  RunMetadata md;
+  auto out = sess.run({y, side}, {{x, xv}, {w, wv}}, {}, &options, &md);
+  EXPECT_EQ(out[0].to_vector<float>(), (relu(xv * wv + 0.5f) - 1.f).to_vector<float>());
+  EXPECT_EQ(out[1].to_vector<float>(), (xv * 3.f).to_vector<float>());
+  EXPECT_EQ(out[0].shape(), Shape({kN}));
+}
+
+TEST(ExecutorTest, FusedChainsBroadcastABiasOverRows) {
+  Graph g;
+  Tensor x, y;
+  Tensor w = random_uniform({300}, -1.0, 1.0, DType::kFloat32, 3);
+  Tensor b = random_uniform({300}, -1.0, 1.0, DType::kFloat32, 4);
+  {
+    auto scope = g.as_default();
+    x = placeholder(DType::kFloat32, {-1, 300}, "x");
+    y = relu(x * w + b);
+  }
+  Tensor xv = random_uniform({701, 300}, -1.0, 1.0, DType::kFloat32, 5);  // 210,300 elements
+  Session sess(g);
+  EXPECT_EQ(sess.run(y, {{x, xv}}).to_vector<float>(), relu(xv * w + b).to_vector<float>());
+}
+
+}  // namespace
+}  // namespace tapeflow
