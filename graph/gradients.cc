@@ -144,8 +144,8 @@ std::vector<Tensor> gradients(const std::vector<Tensor>& ys, const std::vector<S
       source_refs[i].push_back(ref_of(*t, "xs", i));
     } else {
       const Variable& v = *xs[i].variable();
-      const GraphVariableInfo* info = v.graph_info();
-      if (info != nullptr && info->graph.lock().get() != state.get())
+      // A graph variable must be bound to this graph (created here, or carried over by a pass).
+      if (v.graph_info() != nullptr && !state->variable_nodes_of(v.id()))
         throw InvalidArgumentError(absl::StrCat("[gradients] xs[", i, "] is Variable '", v.name(),
                                                 "' of another graph than the one being built"),
                                    loc);

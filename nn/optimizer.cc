@@ -296,7 +296,7 @@ Operation Optimizer::apply_in_graph(const GradientsAndVariables& grads_and_vars,
       throw InvalidArgumentError(absl::StrCat("[apply_gradients] the gradient for variable '", var.name(),
                                               "' is tensor '", grad.name(), "' of another graph than the one being built"),
                                  loc);
-    if (const GraphVariableInfo* info = var.graph_info(); info && info->graph.lock().get() != graph.state().get())
+    if (var.graph_info() != nullptr && !graph.state()->variable_nodes_of(var.id()))
       throw InvalidArgumentError(absl::StrCat("[apply_gradients] Variable '", var.name(),
                                               "' belongs to another graph than the one being built"),
                                  loc);
@@ -335,8 +335,9 @@ Operation Optimizer::apply_in_graph(const GradientsAndVariables& grads_and_vars,
       const Node& node = graph.state()->node(id);
       const bool assigns = node.op == &kAssignVariableOp || node.op == &kAssignAddVariableOp ||
                            node.op == &kAssignSubVariableOp;
-      const GraphVariableInfo* info = node.variable ? node.variable->graph_info() : nullptr;
-      if (assigns && !(info && info->initializer_node == id)) updates.emplace_back(Operation(graph.state(), id));
+      if (!assigns || !node.variable) continue;
+      const auto bound = graph.state()->variable_nodes_of(node.variable->id());
+      if (!(bound && bound->initializer == id)) updates.emplace_back(Operation(graph.state(), id));
     }
   }
   const Tensor one = constant(Tensor(int64_t{1}), "one", loc);

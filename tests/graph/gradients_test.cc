@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include "graph/passes.h"
 #include "tapeflow.h"
 #include "tests/support/test_util.h"
 
@@ -183,6 +184,26 @@ TEST(GradientsTest, GradientOfAGraphVariableSumsOverItsReads) {
   Tensor r = eager_w.read();
   Tensor eager_loss = reduce_sum(r * r) + reduce_sum(3.f * eager_w.read());
   expect_close(sess.run(gradients({loss}, g.trainable_variables())[0]), tape.gradient(eager_loss, eager_w));
+}
+
+TEST(GradientsTest, VariablesCarriedOverByAPassAreSources) {
+  Graph g;
+  std::optional<Variable> w;
+  Tensor loss;
+  Operation init;
+  {
+    auto scope = g.as_default();
+    w.emplace(Tensor({1.f, -2.f}), "w");
+    loss = reduce_sum(square(w->read()));
+    Tensor unused = loss * 3.f;
+    init = g.global_variables_initializer();
+  }
+  PassResult pruned = prune(g, {loss}, {init});
+  Tensor dw = gradients({pruned.map(loss)}, std::vector<Variable>{*w})[0];
+  ASSERT_TRUE(dw.defined());
+  Session sess(pruned.graph);
+  sess.run(pruned.map(init));
+  EXPECT_THAT(sess.run(dw).to_vector<float>(), ElementsAre(2.f, -4.f));
 }
 
 TEST(GradientsTest, GradYsWeightEachY) {
