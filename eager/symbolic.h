@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <source_location>
 #include <string>
 
 namespace tapeflow {
@@ -30,5 +31,13 @@ struct GraphVariableInfo {
   int handle_node = -1;       // the variable's own node ("v")
   int initializer_node = -1;  // "v/Assign", run by the initializers
 };
+
+class Tensor;
+
+// Evaluates a symbolic tensor in the default session. The graph layer installs it (the first
+// InteractiveSession does), since eager code cannot see Sessions.
+using EvalHook = Tensor (*)(const Tensor& t, std::source_location loc);
+void set_eval_hook(EvalHook hook);
+EvalHook eval_hook();
 
 }  // namespace tapeflow

@@ -1,6 +1,7 @@
 #include "eager/tensor.h"
 
 #include <cmath>
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <ostream>
@@ -55,6 +56,24 @@ Tensor Tensor::make_symbolic(SymbolicRef ref, DType dtype, Shape shape, std::sou
   impl->origin = origin;
   impl->symbolic = std::move(ref);
   return Tensor(std::move(impl));
+}
+
+namespace {
+std::atomic<EvalHook> g_eval_hook{nullptr};
+}  // namespace
+
+void set_eval_hook(EvalHook hook) { g_eval_hook.store(hook); }
+EvalHook eval_hook() { return g_eval_hook.load(); }
+
+Tensor Tensor::eval(std::source_location loc) const {
+  if (!defined()) throw InvalidArgumentError("[eval] the tensor is empty", loc);
+  if (!is_symbolic()) return *this;
+  EvalHook hook = g_eval_hook.load();
+  if (hook == nullptr)
+    throw FailedPreconditionError(absl::StrCat("[eval] no default session to evaluate '", name(),
+                                               "' in (create an InteractiveSession)"),
+                                  loc);
+  return hook(*this, loc);
 }
 
 std::string Tensor::name() const {

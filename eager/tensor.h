@@ -86,6 +86,10 @@ class Tensor {
   // Copies all bytes to host memory (dst must hold num_elements() * dtype_size()).
   void copy_to_host(void* dst) const;
 
+  // TensorFlow's t.eval(): a symbolic tensor's value computed in the default session (an
+  // InteractiveSession, graph/session.h); a concrete tensor is its own value.
+  Tensor eval(std::source_location loc = std::source_location::current()) const;
+
   // NumPy-style text: "tapeflow.Tensor([1 2 3], shape=(3), dtype=int32)".
   std::string to_string() const;
 

@@ -90,6 +90,8 @@ class Operation {
   Graph graph() const;
   int id() const { return node_; }
   const Node& node() const;
+  // TensorFlow's op.run(): runs this operation in the default session (an InteractiveSession).
+  void run(std::source_location loc = std::source_location::current()) const;
 
   friend bool operator==(const Operation& a, const Operation& b) { return a.graph_ == b.graph_ && a.node_ == b.node_; }
 

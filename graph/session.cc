@@ -180,6 +180,8 @@ InteractiveSession::InteractiveSession(const Graph& graph, SessionOptions option
       previous_(g_default_session),
       graph_scope_(std::make_unique<GraphDefaultGuard>(graph)) {
   g_default_session = this;
+  // Tensor::eval() lives in the eager layer; it reaches the default session through this hook.
+  set_eval_hook([](const Tensor& t, std::source_location loc) { return eval(t, {}, nullptr, loc); });
 }
 
 InteractiveSession::~InteractiveSession() {
@@ -203,6 +205,8 @@ Tensor eval(const Tensor& t, const FeedList& feeds, Session* session, std::sourc
   if (t.defined() && !t.is_symbolic()) return t;  // a concrete tensor is its own value
   return session_or_default(session, "eval", loc).run(t, feeds, loc);
 }
+
+void Operation::run(std::source_location loc) const { tapeflow::run(*this, {}, nullptr, loc); }
 
 void run(const Operation& op, const FeedList& feeds, Session* session, std::source_location loc) {
   session_or_default(session, "run", loc).run(std::vector<Fetch>{}, feeds, {op}, nullptr, nullptr, loc);

@@ -298,8 +298,9 @@ TEST(SessionTest, InteractiveSessionAndShortcuts) {
   EXPECT_THROW(eval(c), FailedPreconditionError);
   InteractiveSession sess;
   EXPECT_FLOAT_EQ(eval(c).item<float>(), 30.f);
+  EXPECT_FLOAT_EQ(c.eval().item<float>(), 30.f);
   Variable v(Tensor(1.f), "v");
-  run(g.global_variables_initializer());
+  g.global_variables_initializer().run();
   EXPECT_FLOAT_EQ(sess.run(v).item<float>(), 1.f);
 }
 
