@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "graph/graph_context.h"
+#include "graph/function_gradient.h"
 #include "graph/graph_ops.h"
 
 namespace tapeflow {
@@ -210,14 +211,35 @@ std::vector<Tensor> ConcreteFunction::run(const std::vector<Tensor>& args, const
   return session_->run(fetches, feeds, side_effects_, nullptr, nullptr, loc);
 }
 
-std::vector<Tensor> ConcreteFunction::operator()(const std::vector<Tensor>& args, std::source_location loc) {
-  if (!has_op_observers()) return run(args, {}, loc);
+std::vector<Tensor> ConcreteFunction::call(const std::vector<Tensor>& args, const FeedList& extra_feeds,
+                                           std::source_location loc) {
+  if (!has_op_observers()) return run(args, extra_feeds, loc);
   // Recorded as one op: inputs are the args, the captured tensors and the variables' values
   // (read here, so tapes watching those variables see the reads).
   std::vector<Tensor> inputs = args;
   for (const Capture& c : captures_) inputs.push_back(c.value);
   for (const auto& [v, reads] : variable_reads_) inputs.push_back(v.read(loc));
-  throw UnimplementedError("[function] calls under a GradientTape: not yet", loc);
+  std::vector<Tensor> outputs = run(args, extra_feeds, loc);
+  record_function_call(*this, inputs, outputs, loc);
+  return outputs;
+}
+
+void ConcreteFunction::ensure_backward() {
+  std::lock_guard<std::mutex> lock(backward_mu_);
+  if (backward_) return;
+  BackwardFunction bw = build_backward(*this);
+  backward_output_of_input_ = std::move(bw.output_of_input);
+  backward_ = std::move(bw.fn);
+}
+
+ConcreteFunction& ConcreteFunction::backward() {
+  ensure_backward();
+  return *backward_;
+}
+
+const std::vector<int>& ConcreteFunction::backward_output_of_input() {
+  ensure_backward();
+  return backward_output_of_input_;
 }
 
 // ---- FunctionCore ----
@@ -280,6 +302,7 @@ std::shared_ptr<ConcreteFunction> FunctionCore::trace(const std::vector<TensorSp
   }
   auto cf = std::make_shared<ConcreteFunction>(options_.name, g, inputs, outputs, sig, ctx.captures(),
                                                ctx.side_effects());
+  register_concrete_function(cf);
   std::lock_guard<std::mutex> lock(mu_);
   traces_.push_back(cf);
   return cf;

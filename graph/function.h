@@ -25,7 +25,10 @@
 //   names the call site and what changed ("argument 1: shape [8,128] -> [9,128]").
 //   reduce_retracing relaxes the dims that changed to unknown, so one trace serves them all.
 // - Under a GradientTape a call is one recorded op; its gradient is itself a traced graph
-//   (built with gradients() from the same gradient functions as the tape).
+//   (built with gradients() from the same gradient functions as the tape), and calls of that
+//   backward function are recorded too, so nested tapes give higher-order gradients. The
+//   backward pass sees the variable values the call read (a function that assigns a variable
+//   and then reads it again is differentiated as if the reads saw the value before the call).
 // - Called while another graph is being built (inside another trace, or with a Graph as
 //   default), f's ops are simply added to that graph.
 #pragma once
@@ -73,7 +76,11 @@ class ConcreteFunction {
 
   // Runs the graph on concrete args; under a GradientTape, records one differentiable op.
   std::vector<Tensor> operator()(const std::vector<Tensor>& args,
-                                 std::source_location loc = std::source_location::current());
+                                 std::source_location loc = std::source_location::current()) {
+    return call(args, {}, loc);
+  }
+  // The same, with more feeds (any feedable tensor of the graph).
+  std::vector<Tensor> call(const std::vector<Tensor>& args, const FeedList& extra_feeds, std::source_location loc);
 
   // ---- internals shared with the tracer and the gradient ----
   struct Capture {
@@ -83,13 +90,18 @@ class ConcreteFunction {
   ConcreteFunction(std::string name, Graph graph, std::vector<Tensor> inputs, std::vector<Tensor> outputs,
                    std::vector<TensorSpec> signature, std::vector<Capture> captures, std::vector<int> side_effects);
   int64_t id() const { return id_; }
-  // The backward function: inputs (forward args..., output grads...), outputs one gradient per
-  // forward arg, then per captured tensor, then per captured variable (empty when none).
+  // The backward function (built on first use): inputs (forward args..., output grads...);
+  // outputs the defined gradients for the forward args, then captured tensors, then captured
+  // variables; backward_output_of_input() maps each of those to its output (-1: none).
   ConcreteFunction& backward();
+  const std::vector<int>& backward_output_of_input();
   const std::vector<Capture>& captures() const { return captures_; }
+  // Per captured variable: its read nodes in this graph.
+  const std::vector<std::pair<Variable, std::vector<Tensor>>>& variable_reads() const { return variable_reads_; }
 
  private:
   std::vector<Tensor> run(const std::vector<Tensor>& args, const FeedList& extra_feeds, std::source_location loc);
+  void ensure_backward();
 
   std::string name_;
   int64_t id_;
@@ -102,6 +114,7 @@ class ConcreteFunction {
   std::unique_ptr<Session> session_;
   std::mutex backward_mu_;
   std::shared_ptr<ConcreteFunction> backward_;
+  std::vector<int> backward_output_of_input_;
 };
 
 // The type-erased part of Function<F>: the trace cache and the retracing bookkeeping.

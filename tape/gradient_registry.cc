@@ -1,5 +1,7 @@
 #include "tape/gradient_registry.h"
 
+#include <mutex>
+
 #include "eager/ops/array.h"
 #include "eager/ops/reduction.h"
 
@@ -17,6 +19,17 @@ GradFn GradientRegistry::find(std::string_view op_type) const {
   return nullptr;
 }
 
+namespace {
+std::mutex& extra_gradients_mu() {
+  static std::mutex mu;
+  return mu;
+}
+GradientRegistry& extra_gradients() {
+  static GradientRegistry* r = new GradientRegistry();
+  return *r;
+}
+}  // namespace
+
 GradFn find_gradient(std::string_view op_type) {
   static const GradientRegistry* registry = [] {
     auto* r = new GradientRegistry();
@@ -31,7 +44,14 @@ GradFn find_gradient(std::string_view op_type) {
     register_pool_gradients(*r);
     return r;
   }();
-  return registry->find(op_type);
+  if (GradFn fn = registry->find(op_type)) return fn;
+  std::lock_guard<std::mutex> lock(extra_gradients_mu());
+  return extra_gradients().find(op_type);
+}
+
+void register_gradient(std::string_view op_type, GradFn fn) {
+  std::lock_guard<std::mutex> lock(extra_gradients_mu());
+  extra_gradients().add(op_type, fn);
 }
 
 Tensor unbroadcast(const Tensor& grad, const Shape& shape) {

@@ -41,6 +41,9 @@ using GradFn = std::vector<Tensor> (*)(const GradInputs& op, absl::Span<const Te
 
 // The gradient of op_type, or nullptr. The first call registers every built-in gradient.
 GradFn find_gradient(std::string_view op_type);
+// Adds the gradient of an op type defined above the tape layer (the call op of a traced
+// function, graph/function_gradient.cc). Thread-safe; built-in gradients take precedence.
+void register_gradient(std::string_view op_type, GradFn fn);
 
 class GradientRegistry {
  public:

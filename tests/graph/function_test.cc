@@ -152,3 +152,59 @@ TEST(FunctionTest, GradientTapeInsideATraceBuildsTheBackwardGraph) {
 
 }  // namespace
 }  // namespace tapeflow
+
+namespace tapeflow {
+namespace {
+
+TEST(FunctionGradientTest, ACallIsDifferentiableLikeTheEagerCode) {
+  auto cube = function([](const Tensor& x) { return x * x * x; });
+  Tensor x = Tensor({1.0, 2.0, -3.0});
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y = cube(x);
+  Tensor g = tape.gradient(y, x);
+  EXPECT_THAT(g.to_vector<double>(), ::testing::ElementsAre(3.0, 12.0, 27.0));
+}
+
+TEST(FunctionGradientTest, CapturedVariablesGetGradients) {
+  Variable w(Tensor({{1.0, 2.0}, {3.0, 4.0}}), "w");
+  Variable b(Tensor({0.5, -0.5}), "b");
+  Tensor x = Tensor({{1.0, -1.0}, {2.0, 0.5}});
+  auto model = [&](const Tensor& in) { return reduce_sum(square(matmul(in, w) + b)); };
+  auto traced = function(model);
+  std::vector<Tensor> eager_grads, traced_grads;
+  {
+    GradientTape tape;
+    Tensor loss = model(x);
+    eager_grads = tape.gradient(loss, std::vector<Variable>{w, b});
+  }
+  {
+    GradientTape tape;
+    Tensor loss = traced(x);
+    traced_grads = tape.gradient(loss, std::vector<Variable>{w, b});
+  }
+  ASSERT_EQ(traced_grads.size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(traced_grads[i].defined()) << i;
+    EXPECT_EQ(traced_grads[i].to_vector<double>(), eager_grads[i].to_vector<double>()) << i;
+  }
+}
+
+TEST(FunctionGradientTest, NestedTapesGiveSecondDerivatives) {
+  auto cube = function([](const Tensor& x) { return x * x * x; });
+  Tensor x = Tensor(2.0);
+  GradientTape outer;
+  outer.watch(x);
+  Tensor dy;
+  {
+    GradientTape inner;
+    inner.watch(x);
+    Tensor y = cube(x);
+    dy = inner.gradient(y, x);  // runs the backward function, recorded by the outer tape
+  }
+  EXPECT_DOUBLE_EQ(dy.item<double>(), 12.0);
+  EXPECT_DOUBLE_EQ(outer.gradient(dy, x).item<double>(), 12.0);  // d2/dx2 x^3 = 6x
+}
+
+}  // namespace
+}  // namespace tapeflow
