@@ -22,17 +22,9 @@ namespace {
 
 using Span = absl::Span<const Tensor>;
 
-// Print passes its first input through; the graph op's gradient lives here because tape/
-// never sees Print (eagerly it is no op at all).
-std::vector<Tensor> print_grad(const GradInputs& op, Span g) {
-  std::vector<Tensor> out(op.inputs.size());
-  out[0] = g[0];
-  return out;
-}
+bool differentiable(const Node& n) { return n.op->differentiable; }
 
-bool differentiable(const Node& n) { return n.op == &kPrintOp || n.op->differentiable; }
-
-GradFn gradient_function(const Node& n) { return n.op == &kPrintOp ? print_grad : find_gradient(n.op->type); }
+GradFn gradient_function(const Node& n) { return find_gradient(n.op->type); }
 
 bool compatible(const Shape& a, const Shape& b) {
   if (a.rank() != b.rank()) return false;

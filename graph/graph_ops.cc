@@ -1,10 +1,12 @@
 #include "graph/graph_ops.h"
 
 #include <iostream>
+#include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
 #include "graph/graph_context.h"
+#include "tape/gradient_registry.h"
 
 namespace tapeflow {
 
@@ -36,7 +38,7 @@ OpDef kConstOp{.type = "Const", .api_name = "constant", .num_inputs = 0, .infer 
                .differentiable = false};
 OpDef kNoOp{.type = "NoOp", .api_name = "no_op", .num_inputs = 0, .infer = no_outputs, .differentiable = false};
 OpDef kPrintOp{.type = "Print", .api_name = "print", .num_inputs = -1, .infer = like_input0, .stateful = true,
-               .differentiable = false};
+               .differentiable = true};
 OpDef kVarHandleOp{.type = "VarHandleOp", .api_name = "Variable", .num_inputs = 0, .infer = no_outputs,
                    .stateful = true, .differentiable = false};
 OpDef kReadVariableOp{.type = "ReadVariableOp", .api_name = "read", .num_inputs = 0, .infer = spec_from_attrs,
@@ -91,7 +93,18 @@ Operation group(const std::vector<Operation>& ops, std::string_view name, std::s
   return Operation(ctx.graph().state(), id);
 }
 
+namespace {
+// Print passes input 0 through, so its gradient does too (the printed data gets none).
+std::vector<Tensor> print_grad(const GradInputs& op, absl::Span<const Tensor> grads) {
+  std::vector<Tensor> out(op.inputs.size());
+  out[0] = grads[0];
+  return out;
+}
+}  // namespace
+
 Tensor print(const Tensor& x, const std::vector<Tensor>& data, std::string_view message, std::source_location loc) {
+  static std::once_flag registered;  // the gradient lives above tape/, so it registers itself
+  std::call_once(registered, [] { register_gradient(kPrintOp.type, print_grad); });
   GraphBuildingContext* ctx = current_graph_context();
   if (ctx == nullptr) {
     std::string line(message);

@@ -92,9 +92,12 @@ Tensor clip_by_value(const Operand& x, const Operand& lo, const Operand& hi, std
   const DType dt = tx.dtype();
   const Tensor tlo = lo.resolve("clip_by_value", &dt), thi = hi.resolve("clip_by_value", &dt);
   if (tlo.defined() && thi.defined() && tlo.num_elements() == 1 && thi.num_elements() == 1 &&
-      tlo.device_tensor().buffer && thi.device_tensor().buffer &&
-      greater(tlo, thi, loc).to_vector<bool>()[0])
-    throw InvalidArgumentError("[clip_by_value] clip_value_min must not exceed clip_value_max", loc);
+      tlo.device_tensor().buffer && thi.device_tensor().buffer) {
+    // Known bounds are checked now, eagerly, even while a graph is being built.
+    ContextGuard eager(&eager_context());
+    if (greater(tlo, thi, loc).to_vector<bool>()[0])
+      throw InvalidArgumentError("[clip_by_value] clip_value_min must not exceed clip_value_max", loc);
+  }
   return minimum(maximum(tx, tlo, loc), thi, loc);
 }
 

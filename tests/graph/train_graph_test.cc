@@ -297,7 +297,7 @@ TEST(TrainGraphTest, ATracedStepUpdatesOnEveryCallWithThatStepsBiasCorrection) {
 // result throws "[tensor] A symbolic (graph) tensor has no value". Fix: run the check eagerly,
 //   [&] { ContextGuard eager(&eager_context()); return greater(tlo, thi, loc).to_vector<bool>()[0]; }()
 // (or compare cast(tlo, kFloat64).item<double>() > cast(thi, ...) under the same guard).
-TEST(TrainGraphTest, DISABLED_ClipByValueWithConstantBoundsBuildsInAGraph) {
+TEST(TrainGraphTest, ClipByValueWithConstantBoundsBuildsInAGraph) {
   Graph g;
   auto scope = g.as_default();
   Tensor x = placeholder(DType::kFloat32, {2}, "x");
