@@ -75,9 +75,7 @@ int main() {
     sess.run(increment);
     std::cout << "  v after one increment = " << sess.run(v) << "\n";
   }
-  // The guide's fourth bullet, Optimizer.minimize, adds gradient ops to the graph.
-  note("optimizers that add gradient ops to a graph (tf.train.Optimizer.minimize) are not part "
-       "of tapeflow's graph layer yet; train eagerly with a GradientTape (tutorials 02-04)");
+  // The guide's fourth bullet, Optimizer.minimize, adds gradient ops to the graph: section 9.
 
   // ---------------------------------------------------------------------------------------
   section("2. Naming operations");
@@ -334,7 +332,18 @@ int main() {
       auto l = name_scope("loss");
       loss = reduce_mean(square(sy));
     }
-    std::cout << small.to_string();
+    // The guide uses tf.train.AdagradOptimizer(0.01); tapeflow has SGD, Adam and RMSprop. The
+    // train op computes the gradients in the graph (gradients() nodes) and updates w.
+    nn::SGD optimizer(1e-4);
+    Operation train_op = optimizer.minimize(loss);
+    Session sess(small);
+    sess.run(small.global_variables_initializer());
+    std::cout << "loss before training: " << sess.run(loss).item<float>() << "\n";
+    for (int i = 0; i < 1000; ++i) sess.run(train_op);
+    std::cout << "loss after 1000 runs of " << train_op.name() << ": " << sess.run(loss).item<float>() << "\n";
+    std::cout << "the graph has " << small.num_nodes() << " nodes; the forward part:\n";
+    const std::string text = small.to_string();
+    std::cout << text.substr(0, text.find("gradients/")) << "...\n";
   }
 
   // ---------------------------------------------------------------------------------------
