@@ -193,6 +193,14 @@ void Optimizer::check_hyperparameter(bool ok, std::string_view what, std::string
 
 namespace {
 
+[[noreturn]] void throw_no_gradients(const GradientsAndVariables& grads_and_vars, std::source_location loc) {
+  std::vector<std::string> names;
+  for (const auto& pair : grads_and_vars) names.push_back(pair.second.name());
+  throw InvalidArgumentError(
+      absl::StrCat("[apply_gradients] No gradients provided for any variable: [", absl::StrJoin(names, ", "), "]"),
+      loc);
+}
+
 // Checks one (gradient, variable) pair with a defined gradient.
 void check_pair(const Tensor& grad, const Variable& var, std::source_location loc) {
   if (!is_floating(var.dtype()))
@@ -234,13 +242,7 @@ Operation Optimizer::apply_gradients(const GradientsAndVariables& grads_and_vars
     check_pair(grad, var, loc);
     ready.emplace_back(on_device(grad, var.device(), loc), var);
   }
-  if (ready.empty()) {
-    std::vector<std::string> names;
-    for (const auto& pair : grads_and_vars) names.push_back(pair.second.name());
-    throw InvalidArgumentError(
-        absl::StrCat("[apply_gradients] No gradients provided for any variable: [", absl::StrJoin(names, ", "), "]"),
-        loc);
-  }
+  if (ready.empty()) throw_no_gradients(grads_and_vars, loc);
 
   std::lock_guard lock(mu_);
   const Step step{learning_rate_.at(iterations_), static_cast<double>(iterations_ + 1)};
@@ -308,13 +310,7 @@ Operation Optimizer::apply_in_graph(const GradientsAndVariables& grads_and_vars,
           loc);
     ready.emplace_back(grad, var);
   }
-  if (ready.empty()) {
-    std::vector<std::string> names;
-    for (const auto& pair : grads_and_vars) names.push_back(pair.second.name());
-    throw InvalidArgumentError(
-        absl::StrCat("[apply_gradients] No gradients provided for any variable: [", absl::StrJoin(names, ", "), "]"),
-        loc);
-  }
+  if (ready.empty()) throw_no_gradients(grads_and_vars, loc);
 
   std::lock_guard lock(mu_);
   Variable iterations = step_variable();

@@ -30,16 +30,7 @@ std::vector<std::string> control_names(const Operation& op) {
   return out;
 }
 
-template <typename Fn> std::string not_found_of(Fn fn) {
-  try {
-    fn();
-  } catch (const NotFoundError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("wrong exception type: ") + e.what();
-  }
-  return "no NotFoundError";
-}
+template <typename Fn> std::string not_found_of(Fn fn) { return error_of<NotFoundError>(fn); }
 
 // ---- prune ----
 

@@ -16,6 +16,7 @@
 #include "eager/random_seed.h"
 #include "nn/initializers.h"
 #include "nn/sgd.h"
+#include "tests/support/test_util.h"
 
 namespace tapeflow::nn {
 namespace {
@@ -23,15 +24,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-template <typename Fn>
-std::string error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const InvalidArgumentError& e) {
-    return e.what();
-  }
-  return "no InvalidArgumentError";
-}
+using tapeflow::error_of;
 
 std::vector<std::string> names_of(const std::vector<Variable>& vars) {
   std::vector<std::string> out;

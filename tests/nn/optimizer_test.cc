@@ -17,6 +17,7 @@
 #include "nn/adam.h"
 #include "nn/rmsprop.h"
 #include "nn/sgd.h"
+#include "tests/support/test_util.h"
 
 namespace tapeflow::nn {
 namespace {
@@ -25,15 +26,7 @@ using ::testing::ElementsAre;
 using ::testing::EndsWith;
 using ::testing::HasSubstr;
 
-template <typename Fn>
-std::string error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const InvalidArgumentError& e) {
-    return e.what();
-  }
-  return "no InvalidArgumentError";
-}
+using tapeflow::error_of;
 
 // The gradients of the three-step tests: g1 = 0.5, g2 = 2, g3 = -1, applied to a float64 scalar
 // variable starting at 1 with learning rate 0.1.

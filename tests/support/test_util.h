@@ -8,17 +8,17 @@
 
 namespace tapeflow {
 
-// Runs fn and returns the message of the InvalidArgumentError it throws, or a marker string
-// that no expectation matches when it throws another exception or nothing.
-template <typename Fn> std::string error_of(Fn fn) {
+// Runs fn and returns the message of the E (InvalidArgumentError by default) it throws, or a
+// marker string that no expectation matches when it throws another exception or nothing.
+template <typename E = InvalidArgumentError, typename Fn> std::string error_of(Fn fn) {
   try {
     fn();
-  } catch (const InvalidArgumentError& e) {
+  } catch (const E& e) {
     return e.what();
   } catch (const std::exception& e) {
     return std::string("wrong exception type: ") + e.what();
   }
-  return "no InvalidArgumentError";
+  return "no exception of the expected type";
 }
 
 }  // namespace tapeflow
