@@ -9,12 +9,16 @@
 
 namespace tapeflow {
 
+class Tensor;
+
 class GraphBase {
  public:
   virtual ~GraphBase() = default;
   // The node's unique name ("outer/c_1") and its op type ("MatMul").
   virtual std::string node_name(int node) const = 0;
   virtual std::string node_type(int node) const = 0;
+  // The tensor feeding input `index` of `node` (a symbolic tensor of this graph).
+  virtual Tensor node_input(int node, int index) const = 0;
 };
 
 // Where a symbolic tensor comes from: output `output` of node `node` in `graph`.

@@ -23,8 +23,10 @@ struct Variable::State {
   int64_t id;
   std::source_location created_at;
 
-  std::optional<GraphVariableInfo> graph;  // set for a variable created while building a graph
-  Tensor initial_value;                    // a graph variable's initial value
+  // Set for a variable created while building a graph. Its initial value is found through the
+  // graph (the initializer's input), not held here: the graph holds this state (collections,
+  // nodes), so a symbolic tensor here would keep the graph alive forever.
+  std::optional<GraphVariableInfo> graph;
 
   mutable std::mutex mu;
   Tensor value;  // guarded by mu (eager variables)
@@ -76,7 +78,6 @@ Variable::Variable(const Tensor& initial_value, std::string_view name, bool trai
                                               s.shape.to_string(), " is not fully defined"),
                                  loc);
     s.device = nullptr;
-    s.initial_value = initial_value;
     s.graph = ctx.create_variable(*this, initial_value, loc);
     if (auto g = s.graph->graph.lock()) s.name = g->node_name(s.graph->handle_node);
     return;
@@ -112,7 +113,11 @@ ExecutionContext& graph_context_for(const Variable& v, const char* api, std::sou
 
 const GraphVariableInfo* Variable::graph_info() const { return state_->graph ? &*state_->graph : nullptr; }
 
-Tensor Variable::initial_value() const { return state_->graph ? state_->initial_value : read(); }
+Tensor Variable::initial_value() const {
+  if (!state_->graph) return read();
+  std::shared_ptr<GraphBase> graph = state_->graph->graph.lock();
+  return graph ? graph->node_input(state_->graph->initializer_node, 0) : Tensor();
+}
 
 Tensor Variable::read(std::source_location loc) const {
   if (in_graph_mode(state_->graph)) return graph_context_for(*this, "read", loc).read_variable(*this, loc);

@@ -22,6 +22,9 @@ std::string describe_node(const Node& node) {
 
 std::string GraphState::node_name(int node) const { return this->node(node).name; }
 std::string GraphState::node_type(int node) const { return this->node(node).op->type; }
+Tensor GraphState::node_input(int node, int index) const {
+  return tensor(this->node(node).inputs.at(static_cast<size_t>(index)));
+}
 
 int GraphState::add_node(Node node) {
   std::lock_guard<std::mutex> lock(mu_);

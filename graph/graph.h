@@ -180,6 +180,7 @@ class GraphState final : public GraphBase, public std::enable_shared_from_this<G
  public:
   std::string node_name(int node) const override;
   std::string node_type(int node) const override;
+  Tensor node_input(int node, int index) const override;
 
   // Adds a node. `name` is used as given (already unique: see unique_name). Fills id.
   // Checks the inputs' and control inputs' ids.
