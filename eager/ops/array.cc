@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "core/errors.h"
 #include "eager/context.h"
+#include "eager/ops/shape_fns.h"
 
 namespace tapeflow {
 
@@ -16,12 +17,9 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-template <typename... Args>
-absl::Status invalid(const InferenceContext& ctx, const Args&... args) {
-  return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] ", args...));
-}
+using shape_fns::invalid;
 
-std::string ints_to_string(const Ints& v) { return absl::StrCat("[", absl::StrJoin(v, ","), "]"); }
+using shape_fns::ints_to_string;
 
 // "axis 3 is out of range for input 'x' of rank 2 (expected [-3, 3))". Ops that insert a dim
 // (expand_dims, stack, one_hot) accept rank + 1 positions: slack = 1.

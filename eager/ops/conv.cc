@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "core/errors.h"
 #include "eager/context.h"
+#include "eager/ops/shape_fns.h"
 
 namespace tapeflow {
 
@@ -20,7 +21,7 @@ template <typename... Args>
 absl::Status invalid(const char* op, const Args&... args) {
   return absl::InvalidArgumentError(absl::StrCat("[", op, "] ", args...));
 }
-std::string ints(const std::vector<int64_t>& v) { return absl::StrCat("[", absl::StrJoin(v, ","), "]"); }
+using shape_fns::ints_to_string;
 }  // namespace
 
 absl::StatusOr<std::array<int64_t, 2>> spatial_pair(const char* op, const std::vector<int64_t>& v, const char* what) {
@@ -29,15 +30,15 @@ absl::StatusOr<std::array<int64_t, 2>> spatial_pair(const char* op, const std::v
     hw = {v[0], v[1]};
   } else if (v.size() == 4) {
     if (v[0] != 1 || v[3] != 1)
-      return invalid(op, what, " ", ints(v), " must be 1 in the batch and channel dimensions (NHWC: {1, h, w, 1})");
+      return invalid(op, what, " ", ints_to_string(v), " must be 1 in the batch and channel dimensions (NHWC: {1, h, w, 1})");
     hw = {v[1], v[2]};
   } else {
-    return invalid(op, what, " ", ints(v), " must have 2 entries {h, w} or 4 entries {1, h, w, 1}, got ", v.size());
+    return invalid(op, what, " ", ints_to_string(v), " must have 2 entries {h, w} or 4 entries {1, h, w, 1}, got ", v.size());
   }
-  if (hw[0] < 1 || hw[1] < 1) return invalid(op, what, " ", ints(v), " must be positive");
+  if (hw[0] < 1 || hw[1] < 1) return invalid(op, what, " ", ints_to_string(v), " must be positive");
   // int32 as in TensorFlow's attributes; keeps the window arithmetic far from overflow.
   constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
-  if (hw[0] > kMax || hw[1] > kMax) return invalid(op, what, " ", ints(v), " must be at most ", kMax);
+  if (hw[0] > kMax || hw[1] > kMax) return invalid(op, what, " ", ints_to_string(v), " must be at most ", kMax);
   return hw;
 }
 
@@ -115,9 +116,9 @@ absl::Status check_same_dtype(const InferenceContext& ctx, int i, const char* a,
 // A shape attribute of a backprop op: 4 known, non-negative dims.
 absl::StatusOr<Shape> shape_attr(const InferenceContext& ctx, const char* name) {
   const Ints& v = ctx.attrs.get<Ints>(name);
-  if (v.size() != 4) return invalid(ctx.op, name, " ", internal::ints(v), " must have 4 entries, got ", v.size());
+  if (v.size() != 4) return invalid(ctx.op, name, " ", internal::ints_to_string(v), " must have 4 entries, got ", v.size());
   for (int64_t d : v)
-    if (d < 0) return invalid(ctx.op, name, " ", internal::ints(v), " must have known, non-negative dims");
+    if (d < 0) return invalid(ctx.op, name, " ", internal::ints_to_string(v), " must have known, non-negative dims");
   return Shape(v);
 }
 
@@ -132,7 +133,7 @@ absl::Status check_out_backprop(const InferenceContext& ctx, const Shape& got, c
 
 std::string forward_desc(const InferenceContext& ctx, const Shape& input, const Shape& filter) {
   return absl::StrCat("conv2d of input ", input.to_string(), " with filter ", filter.to_string(), ", strides ",
-                      internal::ints(ctx.attrs.get<Ints>("strides")), " and ", ctx.attrs.get<std::string>("padding"),
+                      internal::ints_to_string(ctx.attrs.get<Ints>("strides")), " and ", ctx.attrs.get<std::string>("padding"),
                       " padding");
 }
 

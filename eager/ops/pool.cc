@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "core/errors.h"
 #include "eager/context.h"
+#include "eager/ops/shape_fns.h"
 #include "eager/ops/conv.h"
 
 namespace tapeflow {
@@ -17,12 +18,9 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-template <typename... Args>
-absl::Status invalid(const InferenceContext& ctx, const Args&... args) {
-  return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] ", args...));
-}
+using shape_fns::invalid;
 
-std::string ints(const Ints& v) { return absl::StrCat("[", absl::StrJoin(v, ","), "]"); }
+using shape_fns::ints_to_string;
 
 // The pooled shape of an NHWC `input` (named input_name) under the call's ksize, strides and
 // padding attributes.
@@ -35,7 +33,7 @@ absl::StatusOr<Shape> pooled_shape(const InferenceContext& ctx, const Shape& inp
   TF_ASSIGN_OR_RETURN(auto strides, internal::spatial_pair(ctx.op, ctx.attrs.get<Ints>("strides"), "strides"));
   TF_ASSIGN_OR_RETURN(bool same, internal::parse_padding(ctx.op, ctx.attrs.get<std::string>("padding")));
   TF_ASSIGN_OR_RETURN(auto hw, internal::window_output_hw(ctx.op, input, input_name, ksize,
-                                                          absl::StrCat("ksize ", ints(ksize_attr)), strides, same));
+                                                          absl::StrCat("ksize ", ints_to_string(ksize_attr)), strides, same));
   return Shape{input.dim(0), hw[0], hw[1], input.dim(3)};
 }
 
@@ -56,7 +54,7 @@ absl::Status check_like_output(const InferenceContext& ctx, int i, const char* n
   const Shape& got = ctx.inputs[i].shape;
   if (got.rank() != 4 || !got.is_compatible_with(expected))
     return invalid(ctx, "'", name, "' has shape ", got.to_string(), " but pooling input ", input.to_string(),
-                   " with ksize ", ints(ctx.attrs.get<Ints>("ksize")), ", strides ", ints(ctx.attrs.get<Ints>("strides")),
+                   " with ksize ", ints_to_string(ctx.attrs.get<Ints>("ksize")), ", strides ", ints_to_string(ctx.attrs.get<Ints>("strides")),
                    " and ", ctx.attrs.get<std::string>("padding"), " padding gives ", expected.to_string());
   return absl::OkStatus();
 }
@@ -69,25 +67,29 @@ absl::StatusOr<OutputSpecs> pool_shape(const InferenceContext& ctx) {
 }
 
 // MaxPoolGrad. Inputs: orig_input, orig_output, grad.
-absl::StatusOr<OutputSpecs> max_pool_grad_shape(const InferenceContext& ctx) {
+// The checks both MaxPool gradient ops share: dtypes, and orig_output shaped like the pooled
+// orig_input. Returns the pooled shape.
+absl::StatusOr<Shape> check_pool_grad_inputs(const InferenceContext& ctx) {
   TF_RETURN_IF_ERROR(check_float(ctx, 0, "orig_input"));
   TF_RETURN_IF_ERROR(check_same_dtype(ctx, 0, "orig_input", 1, "orig_output"));
   TF_RETURN_IF_ERROR(check_same_dtype(ctx, 0, "orig_input", 2, "grad"));
   const Shape& input = ctx.inputs[0].shape;
   TF_ASSIGN_OR_RETURN(Shape expected, pooled_shape(ctx, input, "orig_input"));
   TF_RETURN_IF_ERROR(check_like_output(ctx, 1, "orig_output", expected, input));
+  return expected;
+}
+
+absl::StatusOr<OutputSpecs> max_pool_grad_shape(const InferenceContext& ctx) {
+  TF_ASSIGN_OR_RETURN(Shape expected, check_pool_grad_inputs(ctx));
+  const Shape& input = ctx.inputs[0].shape;
   TF_RETURN_IF_ERROR(check_like_output(ctx, 2, "grad", expected, input));
   return single_output(ctx.inputs[0].dtype, input);
 }
 
 // MaxPoolGradGrad. Inputs: orig_input, orig_output, grad (shaped like orig_input).
 absl::StatusOr<OutputSpecs> max_pool_grad_grad_shape(const InferenceContext& ctx) {
-  TF_RETURN_IF_ERROR(check_float(ctx, 0, "orig_input"));
-  TF_RETURN_IF_ERROR(check_same_dtype(ctx, 0, "orig_input", 1, "orig_output"));
-  TF_RETURN_IF_ERROR(check_same_dtype(ctx, 0, "orig_input", 2, "grad"));
+  TF_ASSIGN_OR_RETURN(Shape expected, check_pool_grad_inputs(ctx));
   const Shape& input = ctx.inputs[0].shape;
-  TF_ASSIGN_OR_RETURN(Shape expected, pooled_shape(ctx, input, "orig_input"));
-  TF_RETURN_IF_ERROR(check_like_output(ctx, 1, "orig_output", expected, input));
   const Shape& grad = ctx.inputs[2].shape;
   if (grad.rank() != 4 || !grad.is_compatible_with(input))
     return invalid(ctx, "'grad' has shape ", grad.to_string(), " but must have the shape of 'orig_input' ",
@@ -99,9 +101,9 @@ absl::StatusOr<OutputSpecs> max_pool_grad_grad_shape(const InferenceContext& ctx
 absl::StatusOr<OutputSpecs> avg_pool_grad_shape(const InferenceContext& ctx) {
   TF_RETURN_IF_ERROR(check_float(ctx, 0, "grad"));
   const Ints& dims = ctx.attrs.get<Ints>("orig_input_shape");
-  if (dims.size() != 4) return invalid(ctx, "orig_input_shape ", ints(dims), " must have 4 entries, got ", dims.size());
+  if (dims.size() != 4) return invalid(ctx, "orig_input_shape ", ints_to_string(dims), " must have 4 entries, got ", dims.size());
   for (int64_t d : dims)
-    if (d < 0) return invalid(ctx, "orig_input_shape ", ints(dims), " must have known, non-negative dims");
+    if (d < 0) return invalid(ctx, "orig_input_shape ", ints_to_string(dims), " must have known, non-negative dims");
   const Shape input(dims);
   TF_ASSIGN_OR_RETURN(Shape expected, pooled_shape(ctx, input, "orig_input_shape"));
   TF_RETURN_IF_ERROR(check_like_output(ctx, 0, "grad", expected, input));

@@ -13,6 +13,7 @@
 #include "eager/ops/cast.h"
 #include "eager/ops/creation.h"
 #include "eager/random_seed.h"
+#include "tests/support/test_util.h"
 
 namespace tapeflow {
 namespace {
@@ -48,16 +49,6 @@ Ints iota(int n) {
 
 Dataset numbers(int n) { return Dataset::from_tensor_slices({range<int32_t>(n)}); }
 
-template <typename E, typename Fn> std::string error_of(Fn fn) {
-  try {
-    fn();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("wrong exception type: ") + e.what();
-  }
-  return "no exception";
-}
 
 class DatasetTest : public ::testing::Test {
  protected:
