@@ -10,15 +10,6 @@ bool Shape::is_fully_defined() const {
   return true;
 }
 
-int64_t Shape::num_elements() const {
-  int64_t n = 1;
-  for (int64_t d : dims_) {
-    if (d < 0) return kUnknownDim;
-    n *= d;
-  }
-  return n;
-}
-
 std::string Shape::to_string() const {
   std::string out = "[";
   for (size_t i = 0; i < dims_.size(); ++i) {

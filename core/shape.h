@@ -39,8 +39,15 @@ class Shape {
 
   bool is_scalar() const { return dims_.empty(); }
   bool is_fully_defined() const;
-  // Product of the dims; -1 when some dimension is unknown.
-  int64_t num_elements() const;
+  // Product of the dims; -1 when some dimension is unknown. Inline: every op asks it several times.
+  int64_t num_elements() const {
+    int64_t n = 1;
+    for (int64_t d : dims_) {
+      if (d < 0) return kUnknownDim;
+      n *= d;
+    }
+    return n;
+  }
   // "[2,3]", "[?,784]", "[]" for a scalar.
   std::string to_string() const;
   // True if every known dimension agrees and ranks agree (unknown matches anything).

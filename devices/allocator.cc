@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 
@@ -35,18 +36,30 @@ CachingAllocator::CachingAllocator(std::string name, size_t max_cached_bytes, Ra
 
 CachingAllocator::~CachingAllocator() { release_cache(); }
 
+void CachingAllocator::SpinLock::lock() {
+  for (int spins = 0;; ++spins) {
+    if (!locked_.load(std::memory_order_relaxed) && !locked_.exchange(true, std::memory_order_acquire)) return;
+    if (spins >= 64) std::this_thread::yield();  // the holder may be descheduled
+  }
+}
+
+std::vector<void*>& CachingAllocator::blocks_of(size_t rounded) {
+  if (rounded <= kSmallBlockLimit) return small_blocks_[rounded / kBufferAlignment - 1];
+  return large_blocks_[rounded];
+}
+
 void* CachingAllocator::allocate(size_t bytes) {
   const size_t size = round_up(bytes);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    Lock lock(mu_);
     if (limit_bytes_ && stats_.bytes_in_use + static_cast<int64_t>(size) > static_cast<int64_t>(limit_bytes_))
       return nullptr;
     ++stats_.num_allocs;
     stats_.bytes_in_use += size;  // reserved now so the limit holds; the peak only on success
-    auto it = free_blocks_.find(size);
-    if (it != free_blocks_.end() && !it->second.empty()) {
-      void* p = it->second.back();
-      it->second.pop_back();
+    std::vector<void*>& blocks = blocks_of(size);
+    if (!blocks.empty()) {
+      void* p = blocks.back();
+      blocks.pop_back();
       stats_.bytes_cached -= size;
       ++stats_.cache_hits;
       stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
@@ -59,7 +72,7 @@ void* CachingAllocator::allocate(size_t bytes) {
     release_cache();
     p = raw_alloc_(size);
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  Lock lock(mu_);
   if (p == nullptr) {
     --stats_.num_allocs;
     stats_.bytes_in_use -= size;
@@ -73,10 +86,10 @@ void CachingAllocator::deallocate(void* ptr, size_t bytes) {
   if (ptr == nullptr) return;
   const size_t size = round_up(bytes);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    Lock lock(mu_);
     stats_.bytes_in_use -= size;
     if (stats_.bytes_cached + static_cast<int64_t>(size) <= static_cast<int64_t>(max_cached_bytes_)) {
-      free_blocks_[size].push_back(ptr);
+      blocks_of(size).push_back(ptr);
       stats_.bytes_cached += size;
       return;
     }
@@ -85,27 +98,32 @@ void CachingAllocator::deallocate(void* ptr, size_t bytes) {
 }
 
 AllocatorStats CachingAllocator::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  Lock lock(mu_);
   return stats_;
 }
 
 void CachingAllocator::reset_peak() {
-  std::lock_guard<std::mutex> lock(mu_);
+  Lock lock(mu_);
   stats_.peak_bytes_in_use = stats_.bytes_in_use;
 }
 
 void CachingAllocator::release_cache() {
-  absl::flat_hash_map<size_t, std::vector<void*>> blocks;
+  std::vector<void*> blocks;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    blocks.swap(free_blocks_);
+    Lock lock(mu_);
+    for (std::vector<void*>& list : small_blocks_) {
+      blocks.insert(blocks.end(), list.begin(), list.end());
+      list.clear();
+    }
+    for (auto& [size, list] : large_blocks_) blocks.insert(blocks.end(), list.begin(), list.end());
+    large_blocks_.clear();
     stats_.bytes_cached = 0;
   }
-  for (auto& [size, list] : blocks) for (void* p : list) raw_free_(p);
+  for (void* p : blocks) raw_free_(p);
 }
 
 void CachingAllocator::set_limit(size_t limit_bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  Lock lock(mu_);
   limit_bytes_ = limit_bytes;
 }
 

@@ -5,6 +5,8 @@
 // fresh ones (see Note [Buffer reuse] in allocator.cc). Thread-safe.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -61,14 +63,30 @@ class CachingAllocator : public Allocator {
   void set_limit(size_t limit_bytes);
 
  private:
+  // A test-and-test-and-set lock: every critical section here is a few loads and stores, and an
+  // uncontended std::mutex costs more than the work it guards on a 1-element op.
+  class SpinLock {
+   public:
+    void lock();
+    void unlock() { locked_.store(false, std::memory_order_release); }
+   private:
+    std::atomic<bool> locked_{false};
+  };
+  using Lock = std::lock_guard<SpinLock>;
+  // Freed blocks of one rounded size. Sizes up to kSmallBlockLimit index an array directly;
+  // larger ones go through the map.
+  static constexpr size_t kSmallBlockLimit = size_t{64} << 10;
+  std::vector<void*>& blocks_of(size_t rounded);
+
   std::string name_;
   size_t max_cached_bytes_;
   RawAlloc raw_alloc_;
   RawFree raw_free_;
-  mutable std::mutex mu_;
+  mutable SpinLock mu_;
   AllocatorStats stats_;
   size_t limit_bytes_ = 0;
-  absl::flat_hash_map<size_t, std::vector<void*>> free_blocks_;  // rounded size -> blocks
+  std::array<std::vector<void*>, kSmallBlockLimit / kBufferAlignment> small_blocks_;
+  absl::flat_hash_map<size_t, std::vector<void*>> large_blocks_;  // rounded size -> blocks
 };
 
 }  // namespace tapeflow

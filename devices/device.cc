@@ -1,6 +1,7 @@
 #include "devices/device.h"
 
 #include "absl/strings/str_cat.h"
+#include "core/small_object_pool.h"
 
 namespace tapeflow {
 
@@ -25,7 +26,7 @@ absl::StatusOr<DeviceTensor> Device::allocate(DType dtype, const Shape& shape) {
                                                      dtype_name(dtype), " tensor of shape ",
                                                      shape.to_string(), " on ", name_));
   DeviceTensor t;
-  t.buffer = std::make_shared<Buffer>(this, p, bytes);
+  t.buffer = std::allocate_shared<Buffer>(PoolAllocator<Buffer>(), this, p, bytes);
   t.dtype = dtype;
   t.shape = shape;
   return t;

@@ -28,14 +28,26 @@ struct ThreadState {
 // Set when this thread's ThreadState is destroyed: a static GradientTape destroyed later at exit
 // (easy to make in a REPL) must not touch it.
 thread_local bool thread_state_destroyed = false;
+// Every op reads the thread state at least twice; one pointer read with the initial-exec model
+// replaces a __tls_get_addr call (see Note [Pool TLS] in core/small_object_pool.cc).
+__attribute__((tls_model("initial-exec"))) thread_local ThreadState* t_state = nullptr;
 
 struct OwnedThreadState : ThreadState {
-  ~OwnedThreadState() { thread_state_destroyed = true; }
+  ~OwnedThreadState() {
+    t_state = nullptr;
+    thread_state_destroyed = true;
+  }
 };
 
-ThreadState& thread_state() {
+[[gnu::noinline]] ThreadState& make_thread_state() {
   thread_local OwnedThreadState state;
+  t_state = &state;
   return state;
+}
+
+ThreadState& thread_state() {
+  if (ThreadState* s = t_state) return *s;
+  return make_thread_state();
 }
 
 [[noreturn]] void throw_op_error(const OpCall& call, const absl::Status& status) {

@@ -1,6 +1,8 @@
 #include "eager/operand.h"
 
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -22,9 +24,37 @@ template <typename T> bool fits_int(int64_t v) {
   else return v >= static_cast<int64_t>(std::numeric_limits<T>::lowest()) &&
               static_cast<uint64_t>(v) <= static_cast<uint64_t>(std::numeric_limits<T>::max());
 }
+
+// Note [Weak scalar cache]: `y * 0.999f` in a loop would allocate a fresh 1-element tensor for
+// the scalar on every call, which costs as much as the multiply. Tensors are immutable (no API
+// writes into a tensor's buffer, and the graph executor writes in place only into buffers no one
+// else holds), so equal scalars on the same CPU device can share one. A small direct-mapped
+// cache per thread keeps the recent ones; GPU scalars are not kept (they would outlive the
+// device at exit).
+struct CachedScalar {
+  Device* device = nullptr;
+  DType dtype = DType::kFloat32;
+  uint64_t bits = 0;
+  Tensor tensor;
+};
+constexpr int kScalarCacheBits = 4;
+
+template <typename T> Tensor cached_scalar(DType dtype, T value, Device* device) {
+  if (device == nullptr) device = default_device();
+  if (device->type() != DeviceType::kCPU) return Tensor::from_host(dtype, Shape{}, &value, device);
+  uint64_t bits = 0;
+  std::memcpy(&bits, &value, sizeof(T));
+  thread_local std::array<CachedScalar, size_t{1} << kScalarCacheBits> cache;
+  const uint64_t hash = (bits + static_cast<uint64_t>(dtype)) * 0x9E3779B97F4A7C15ull;
+  CachedScalar& entry = cache[hash >> (64 - kScalarCacheBits)];
+  if (!entry.tensor.defined() || entry.bits != bits || entry.dtype != dtype || entry.device != device)
+    entry = CachedScalar{device, dtype, bits, Tensor::from_host(dtype, Shape{}, &value, device)};
+  return entry.tensor;
+}
 }  // namespace
 
 Tensor Operand::resolve(const char* op, const DType* dtype_hint, Device* device) const {
+  if (ref_) return *ref_;
   if (tensor_.defined() || std::holds_alternative<std::monostate>(weak_)) return tensor_;
   const DType target = dtype_hint ? *dtype_hint : weak_dtype_;
   return dispatch_dtype(target, [&]<typename T>() -> Tensor {
@@ -44,7 +74,7 @@ Tensor Operand::resolve(const char* op, const DType* dtype_hint, Device* device)
                                               " cannot be converted to ", dtype_name(target),
                                               " without changing its value"),
                                  loc_);
-    return Tensor::from_host(target, Shape{}, &value, device);
+    return cached_scalar<T>(target, value, device);
   });
 }
 

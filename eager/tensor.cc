@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/errors.h"
+#include "core/small_object_pool.h"
 #include "devices/device_manager.h"
 #include "eager/context.h"
 
@@ -43,14 +44,14 @@ Tensor Tensor::from_host(DType dtype, const Shape& shape, const void* data, Devi
 }
 
 Tensor Tensor::from_device_tensor(DeviceTensor t, std::source_location origin) {
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = std::allocate_shared<TensorImpl>(PoolAllocator<TensorImpl>());
   impl->data = std::move(t);
   impl->origin = origin;
   return Tensor(std::move(impl));
 }
 
 Tensor Tensor::make_symbolic(SymbolicRef ref, DType dtype, Shape shape, std::source_location origin) {
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = std::allocate_shared<TensorImpl>(PoolAllocator<TensorImpl>());
   impl->data.dtype = dtype;
   impl->data.shape = std::move(shape);
   impl->origin = origin;

@@ -52,7 +52,15 @@ class Fetch {
   std::optional<Variable> variable_;
 };
 
-using FeedList = std::vector<std::pair<Tensor, Operand>>;
+// One feed: the graph tensor to replace and its value (a tensor, a nested list, or a C++ scalar,
+// which takes the fed tensor's dtype). A Feed owns its value even when made from a named tensor
+// (an Operand parameter only refers to one: Note [Operand refers] in eager/operand.h).
+struct Feed {
+  Feed(Tensor fed, Operand v) : tensor(std::move(fed)), value(v) {}
+  Tensor tensor;
+  Operand value;
+};
+using FeedList = std::vector<Feed>;
 
 class Session {
  public:

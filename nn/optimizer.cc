@@ -86,7 +86,9 @@ Tensor StepValue::as_tensor() const { return tensor_.defined() ? tensor_ : Tenso
 
 Operand StepValue::as_operand(DType dtype) const {
   if (!tensor_.defined()) return Operand(value_);
-  return Operand(tensor_.dtype() == dtype ? tensor_ : cast(tensor_, dtype));
+  // The returned Operand must own its tensor (Note [Operand refers]).
+  Tensor value = tensor_.dtype() == dtype ? tensor_ : cast(tensor_, dtype);
+  return Operand(std::move(value));
 }
 
 // ---- Optimizer ----

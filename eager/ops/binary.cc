@@ -9,8 +9,14 @@ namespace tapeflow {
 
 namespace {
 
+// Same dtype and shape, the common case, needs no broadcast (a tenth of a 1-element add).
+bool same_spec(const InferenceContext& ctx) {
+  return ctx.inputs[0].dtype == ctx.inputs[1].dtype && ctx.inputs[0].shape == ctx.inputs[1].shape;
+}
+
 absl::StatusOr<OutputSpecs> arith_shape(const InferenceContext& ctx) {
   TF_RETURN_IF_ERROR(check_dtype_in(ctx, 0, "x", shape_fns::kNumeric));
+  if (same_spec(ctx)) return OutputSpecs{ctx.inputs[0]};
   TF_ASSIGN_OR_RETURN(Shape shape, shape_fns::broadcast_inputs(ctx, 0, "x", 1, "y"));
   return single_output(ctx.inputs[0].dtype, std::move(shape));
 }

@@ -1,0 +1,86 @@
+#include "core/small_object_pool.h"
+
+#include <cstdint>
+
+namespace tapeflow::internal {
+
+namespace {
+
+constexpr size_t kClasses = kMaxPooledBytes / kPoolGranule;
+constexpr int32_t kMaxPooledPerClass = 4096;
+
+struct FreeBlock {
+  FreeBlock* next;
+};
+
+struct ThreadLists {
+  FreeBlock* heads[kClasses] = {};
+  int32_t counts[kClasses] = {};
+  ~ThreadLists();
+};
+
+// Note [Pool TLS]: the library is a shared object, so an ordinary thread_local costs a
+// __tls_get_addr call per access (four per eager op here). The hot path reads one pointer
+// with the initial-exec model instead; 16 bytes of static TLS are within what glibc keeps
+// free for libraries loaded later with dlopen (a REPL does that).
+__attribute__((tls_model("initial-exec"))) thread_local ThreadLists* t_lists = nullptr;
+// Set when this thread's lists are gone: a tensor destroyed later in thread exit (a static, or
+// another thread_local's destructor) frees its blocks straight to the system.
+__attribute__((tls_model("initial-exec"))) thread_local bool t_lists_gone = false;
+
+ThreadLists::~ThreadLists() {
+  t_lists = nullptr;
+  t_lists_gone = true;
+  for (FreeBlock*& head : heads) {
+    while (head) {
+      FreeBlock* next = head->next;
+      ::operator delete(head);
+      head = next;
+    }
+  }
+}
+
+ThreadLists* thread_lists() {
+  if (ThreadLists* lists = t_lists) return lists;
+  if (t_lists_gone) return nullptr;
+  thread_local ThreadLists owner;
+  t_lists = &owner;
+  return t_lists;
+}
+
+size_t class_of(size_t bytes) { return (bytes + kPoolGranule - 1) / kPoolGranule - 1; }
+
+}  // namespace
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kPooling = false;  // AddressSanitizer sees every block's use after free
+#else
+constexpr bool kPooling = true;
+#endif
+
+void* pool_allocate(size_t bytes) {
+  const size_t c = class_of(bytes);
+  if (ThreadLists* lists = kPooling ? thread_lists() : nullptr) {
+    if (FreeBlock* b = lists->heads[c]) {
+      lists->heads[c] = b->next;
+      --lists->counts[c];
+      return b;
+    }
+  }
+  // Rounded up to the class size so any block of a class can serve any request of that class.
+  return ::operator new((c + 1) * kPoolGranule);
+}
+
+void pool_deallocate(void* p, size_t bytes) noexcept {
+  const size_t c = class_of(bytes);
+  if (ThreadLists* lists = kPooling ? thread_lists() : nullptr) {
+    if (lists->counts[c] < kMaxPooledPerClass) {
+      lists->heads[c] = new (p) FreeBlock{lists->heads[c]};
+      ++lists->counts[c];
+      return;
+    }
+  }
+  ::operator delete(p);
+}
+
+}  // namespace tapeflow::internal
