@@ -13,24 +13,19 @@
 #include <functional>
 #include <vector>
 
+#include "bench/bench_models.h"
 #include "eager/context.h"
 #include "tapeflow.h"
 
 namespace tf = tapeflow;
+namespace bench = tapeflow_bench;
 
 namespace {
 
 void BM_TapeChain100(benchmark::State& state) {
   tf::Tensor x = 0.5f;
   for (auto _ : state) {
-    tf::GradientTape tape;
-    tape.watch(x);
-    tf::Tensor y = x;
-    for (int i = 0; i < 50; ++i) {  // 2 ops per iteration: 100 ops
-      y = y * 0.999f;
-      y = y + 0.001f;
-    }
-    tf::Tensor g = tape.gradient(y, x);
+    tf::Tensor g = bench::chain100(x);
     benchmark::DoNotOptimize(g);
   }
   state.counters["ops"] = 100;
@@ -135,48 +130,20 @@ TapeOverhead measure_tape_overhead(const TrainStep& step, int iterations) {
   return TapeOverhead{taped_forward - plain_forward, taped_gradient - replayed_gradient, backward_ops.size()};
 }
 
-struct Mlp {
-  Mlp(int64_t batch, int64_t in, int64_t hidden, int64_t classes)
-      : w1(tf::random_normal({in, hidden}, 0.0, 0.05, tf::DType::kFloat32, 1), "w1"),
-        b1(tf::zeros({hidden}), "b1"),
-        w2(tf::random_normal({hidden, classes}, 0.0, 0.05, tf::DType::kFloat32, 2), "w2"),
-        b2(tf::zeros({classes}), "b2"),
-        x(tf::random_uniform({batch, in}, 0.0, 1.0, tf::DType::kFloat32, 3)),
-        labels(tf::one_hot(tf::random_uniform({batch}, 0, classes, tf::DType::kInt32, 4), classes)) {}
-  tf::Variable w1, b1, w2, b2;
-  tf::Tensor x, labels;
-
-  tf::Tensor loss() const {
-    tf::Tensor h = tf::relu(tf::matmul(x, w1) + b1);
-    tf::Tensor logits = tf::matmul(h, w2) + b2;
-    return tf::neg(tf::reduce_mean(tf::reduce_sum(labels * tf::log_softmax(logits), {1})));
-  }
-  std::vector<tf::Variable> variables() const { return {w1, b1, w2, b2}; }
-  static void update(const std::vector<tf::Tensor>& grads, const std::vector<tf::Variable>& vars) {
-    for (size_t i = 0; i < vars.size(); ++i) {
-      tf::Variable var = vars[i];
-      var.assign_sub(0.01f * grads[i]);
-    }
-  }
-  void step() {
-    tf::GradientTape tape;
-    tf::Tensor l = loss();
-    const std::vector<tf::Variable> vars = variables();
-    update(tape.gradient(l, vars), vars);
-  }
-  TrainStep train_step() { return TrainStep{[this] { return loss(); }, [this] { return variables(); }, update}; }
-};
+TrainStep train_step(bench::Mlp& m) {
+  return TrainStep{[&m] { return m.loss(); }, [&m] { return m.variables(); }, bench::Mlp::update};
+}
 
 void BM_MlpTrainStep(benchmark::State& state) {
-  Mlp m(64, 784, 256, 10);
+  bench::Mlp m(64, 784, 256, 10);
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   for (auto _ : state) m.step();
   const double step_s = std::chrono::duration<double>(Clock::now() - start).count() /
                         static_cast<double>(state.iterations());
   // Note [Tape share]: the same step code on batch 2, 16-8-10.
-  Mlp tiny(2, 16, 8, 10);
-  const TapeOverhead o = measure_tape_overhead(tiny.train_step(), 500);
+  bench::Mlp tiny(2, 16, 8, 10);
+  const TapeOverhead o = measure_tape_overhead(train_step(tiny), 500);
   state.counters["backward_ops"] = static_cast<double>(o.backward_ops);
   state.counters["record_us"] = o.record_s * 1e6;
   state.counters["walk_us"] = o.walk_s * 1e6;
@@ -185,7 +152,7 @@ void BM_MlpTrainStep(benchmark::State& state) {
 BENCHMARK(BM_MlpTrainStep)->Unit(benchmark::kMicrosecond);
 
 void BM_MlpForwardOnly(benchmark::State& state) {
-  Mlp m(64, 784, 256, 10);
+  bench::Mlp m(64, 784, 256, 10);
   for (auto _ : state) {
     tf::Tensor loss = m.loss();
     benchmark::DoNotOptimize(loss);
@@ -193,27 +160,11 @@ void BM_MlpForwardOnly(benchmark::State& state) {
 }
 BENCHMARK(BM_MlpForwardOnly)->Unit(benchmark::kMicrosecond);
 
-// Tutorial 04's network and optimizer on a fixed random batch of 64 images.
+// Tutorial 04's network and optimizer on a fixed random batch of 64 images (bench::Cnn).
 void BM_CnnTrainStep(benchmark::State& state) {
-  namespace nn = tf::nn;
-  tf::set_seed(2024);
-  nn::Sequential model({nn::Conv2D(32, {5, 5}, nn::Activation::kRelu), nn::MaxPool2D(),
-                        nn::Conv2D(64, {5, 5}, nn::Activation::kRelu), nn::MaxPool2D(), nn::Flatten(),
-                        nn::Dense(1024, nn::Activation::kRelu), nn::Dropout(0.4), nn::Dense(10)});
-  model.set_training(true);
-  nn::Adam optimizer(1e-3);
   const int64_t batch = 64;
-  const tf::Tensor images = tf::random_uniform({batch, 28, 28, 1}, 0.0, 1.0, tf::DType::kFloat32, 5);
-  const tf::Tensor labels = tf::random_uniform({batch}, 0, 10, tf::DType::kInt32, 6);
-  auto loss = [&] { return tf::reduce_mean(tf::sparse_softmax_cross_entropy_with_logits(labels, model(images))); };
-  tf::Tensor first = loss();  // builds the layers' variables
-  benchmark::DoNotOptimize(first);
-  const std::vector<tf::Variable> vars = model.trainable_variables();
-  for (auto _ : state) {
-    tf::GradientTape tape;
-    const tf::Tensor l = loss();
-    optimizer.apply_gradients(tape.gradient(l, vars), vars);
-  }
+  bench::Cnn cnn(batch);
+  for (auto _ : state) cnn.step();
   state.counters["examples_per_s"] =
       benchmark::Counter(static_cast<double>(batch) * static_cast<double>(state.iterations()),
                          benchmark::Counter::kIsRate);
