@@ -35,7 +35,7 @@ absl::flat_hash_map<int64_t, std::weak_ptr<ConcreteFunction>>& registry() {
 
 // d(outputs)/d(inputs) of one recorded call: runs the backward function on the call's arguments
 // and the incoming gradients, with the variable reads fed the values the call saw.
-std::vector<Tensor> function_call_gradient(const GradInputs& op, absl::Span<const Tensor> grads) {
+GradList function_call_gradient(const GradInputs& op, absl::Span<const Tensor> grads) {
   const int64_t id = op.attrs.get<int64_t>("function_id");
   std::shared_ptr<ConcreteFunction> fn;
   {
@@ -60,7 +60,7 @@ std::vector<Tensor> function_call_gradient(const GradInputs& op, absl::Span<cons
         for (const Tensor& t : tensors) feeds.emplace_back(t, Operand(op.inputs[first_variable + v]));
   }
   std::vector<Tensor> outs = bw.call(args, feeds, std::source_location::current());
-  std::vector<Tensor> result(op.inputs.size());
+  GradList result(op.inputs.size());
   for (size_t i = 0; i < result.size() && i < output_of_input.size(); ++i)
     if (output_of_input[i] >= 0) result[i] = outs[static_cast<size_t>(output_of_input[i])];
   return result;

@@ -207,7 +207,8 @@ std::vector<Tensor> gradients(const std::vector<Tensor>& ys, const std::vector<S
                                        ", which lies between the ys and the xs. Register one in tape/gradients/, or "
                                        "cut the path with stop_gradient()"),
                           loc);
-    std::vector<Tensor> inputs, outputs, in_grads;
+    std::vector<Tensor> inputs, outputs;
+    GradList in_grads;
     for (const TensorRef& r : node.inputs) inputs.push_back(state->tensor(r));
     for (int o = 0; o < num_outputs; ++o) outputs.push_back(state->tensor({id, o}));
     {

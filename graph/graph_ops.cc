@@ -95,8 +95,8 @@ Operation group(const std::vector<Operation>& ops, std::string_view name, std::s
 
 namespace {
 // Print passes input 0 through, so its gradient does too (the printed data gets none).
-std::vector<Tensor> print_grad(const GradInputs& op, absl::Span<const Tensor> grads) {
-  std::vector<Tensor> out(op.inputs.size());
+GradList print_grad(const GradInputs& op, absl::Span<const Tensor> grads) {
+  GradList out(op.inputs.size());
   out[0] = grads[0];
   return out;
 }

@@ -2,7 +2,7 @@
 // backward pass is itself recorded by outer tapes (higher-order gradients) and will trace into
 // graphs unchanged.
 //
-//   std::vector<Tensor> mul_grad(const GradInputs& op, absl::Span<const Tensor> grads) {
+//   GradList mul_grad(const GradInputs& op, absl::Span<const Tensor> grads) {
 //     const Tensor& g = grads[0];
 //     return {unbroadcast(g * op.inputs[1], op.inputs[0].shape()),
 //             unbroadcast(g * op.inputs[0], op.inputs[1].shape())};
@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/types/span.h"
 #include "core/attr.h"
 #include "eager/op_def.h"
@@ -37,7 +38,10 @@ struct GradInputs {
   bool needs(size_t i) const { return i >= 64 || ((wanted >> i) & 1) != 0; }
 };
 
-using GradFn = std::vector<Tensor> (*)(const GradInputs& op, absl::Span<const Tensor> grads);
+// One gradient per op input; inline storage for the common one or two inputs (a backward pass
+// of small ops would otherwise allocate a std::vector per op).
+using GradList = absl::InlinedVector<Tensor, 2>;
+using GradFn = GradList (*)(const GradInputs& op, absl::Span<const Tensor> grads);
 
 // The gradient of op_type, or nullptr. The first call registers every built-in gradient.
 GradFn find_gradient(std::string_view op_type);

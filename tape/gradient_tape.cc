@@ -269,7 +269,7 @@ std::vector<Tensor> GradientTape::backward(const Tensor& target, const std::vect
     for (size_t i = 0; i < rec.inputs.size() && i < 64; ++i) {
       if (!leads_to_source(rec, i)) op.wanted &= ~(uint64_t{1} << i);
     }
-    const std::vector<Tensor> in_grads = fn_it->second(op, out_grads);
+    const GradList in_grads = fn_it->second(op, out_grads);
     for (size_t i = 0; i < rec.inputs.size() && i < in_grads.size(); ++i) {
       if (!in_grads[i].defined() || !leads_to_source(rec, i)) continue;
       accumulate(grad_slot(rec.producers[i], rec.inputs[i].impl()), in_grads[i]);

@@ -10,7 +10,7 @@
 namespace tapeflow {
 
 namespace {
-using Grads = std::vector<Tensor>;
+using Grads = GradList;
 using Span = absl::Span<const Tensor>;
 
 // Each input's gradient, computed only where the tape needs it (GradInputs::needs).

@@ -5,7 +5,7 @@
 namespace tapeflow {
 
 namespace {
-std::vector<Tensor> cast_grad(const GradInputs& op, absl::Span<const Tensor> g) {
+GradList cast_grad(const GradInputs& op, absl::Span<const Tensor> g) {
   const DType in = op.inputs[0].dtype();
   if (!is_floating(in) || !is_floating(g[0].dtype())) return {Tensor()};
   return {cast(g[0], in)};

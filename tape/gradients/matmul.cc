@@ -5,7 +5,7 @@
 namespace tapeflow {
 
 namespace {
-std::vector<Tensor> matmul_grad(const GradInputs& op, absl::Span<const Tensor> grads) {
+GradList matmul_grad(const GradInputs& op, absl::Span<const Tensor> grads) {
   const Tensor& a = op.inputs[0];
   const Tensor& b = op.inputs[1];
   const Tensor& g = grads[0];

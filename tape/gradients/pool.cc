@@ -8,7 +8,7 @@
 namespace tapeflow {
 
 namespace {
-using Grads = std::vector<Tensor>;
+using Grads = GradList;
 using Span = absl::Span<const Tensor>;
 using Ints = std::vector<int64_t>;
 

@@ -13,7 +13,7 @@
 namespace tapeflow {
 
 namespace {
-using Grads = std::vector<Tensor>;
+using Grads = GradList;
 using Span = absl::Span<const Tensor>;
 
 // The reduced output's shape with the reduced axes kept as size 1.

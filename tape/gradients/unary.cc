@@ -7,7 +7,7 @@
 namespace tapeflow {
 
 namespace {
-using Grads = std::vector<Tensor>;
+using Grads = GradList;
 using Span = absl::Span<const Tensor>;
 
 Grads neg_grad(const GradInputs&, Span g) { return {neg(g[0])}; }

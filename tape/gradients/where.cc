@@ -5,7 +5,7 @@
 namespace tapeflow {
 
 namespace {
-std::vector<Tensor> select_grad(const GradInputs& op, absl::Span<const Tensor> g) {
+GradList select_grad(const GradInputs& op, absl::Span<const Tensor> g) {
   const Tensor& c = op.inputs[0];
   return {Tensor(), unbroadcast(where(c, g[0], 0), op.inputs[1].shape()),
           unbroadcast(where(c, 0, g[0]), op.inputs[2].shape())};
