@@ -1,4 +1,5 @@
 // tapeflow beside libtorch, in one process, on the tape benchmarks' workloads (bench_models.h):
+//   - the eager add of two 1-element float32 tensors (ns per op, output allocation included);
 //   - a chain of 100 scalar ops, forward and backward (us);
 //   - one SGD training step of the 784-256-10 MLP, batch 64 (us);
 //   - one Adam training step of tutorial 04's CNN, batch 64 (ms);
@@ -359,6 +360,13 @@ int main(int argc, char** argv) {
   std::printf("\n%-34s %-3s %19s   %19s   %6s\n", "", "", "tapeflow", "libtorch", "ratio");
   std::printf("%-34s %-3s %9s %9s   %9s %9s   %6s\n", "workload", "", "median", "min", "median", "min",
               "tf/lt");
+  {
+    const tf::Tensor a = 1.f, b = 2.f;
+    const torch::Tensor ta = torch::ones({1}), tb = torch::ones({1});
+    const Comparison c = interleave([&] { for (int i = 0; i < 100; ++i) tf::add(a, b); },
+                                    [&] { for (int i = 0; i < 100; ++i) torch::add(ta, tb); }, 200, rounds, round_s);
+    print_row("eager add, 1-element float32", "ns", 1e9 / 100, c);
+  }
   {
     const Comparison c = interleave([&] { bench::chain100(tf_x); }, [&] { torch_chain100(torch_x); }, 200, rounds,
                                     round_s);

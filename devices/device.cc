@@ -1,6 +1,7 @@
 #include "devices/device.h"
 
 #include "absl/strings/str_cat.h"
+#include "core/errors.h"
 #include "core/small_object_pool.h"
 
 namespace tapeflow {
@@ -14,21 +15,27 @@ Device::Device(DeviceSpec spec, DeviceType type, int index, std::unique_ptr<Allo
   name_ = spec_.to_string();
 }
 
-absl::StatusOr<DeviceTensor> Device::allocate(DType dtype, const Shape& shape) {
-  const int64_t n = shape.num_elements();
+absl::Status Device::allocate_buffer(DeviceTensor& t) {
+  const int64_t n = t.shape.num_elements();
   if (n < 0)
     return absl::InvalidArgumentError(absl::StrCat("cannot allocate a tensor of partially known shape ",
-                                                   shape.to_string()));
-  const size_t bytes = static_cast<size_t>(n) * dtype_size(dtype);
+                                                   t.shape.to_string()));
+  const size_t bytes = static_cast<size_t>(n) * dtype_size(t.dtype);
   void* p = allocator_->allocate(bytes);
   if (p == nullptr)
     return absl::ResourceExhaustedError(absl::StrCat("out of memory allocating ", bytes, " bytes for a ",
-                                                     dtype_name(dtype), " tensor of shape ",
-                                                     shape.to_string(), " on ", name_));
-  DeviceTensor t;
+                                                     dtype_name(t.dtype), " tensor of shape ",
+                                                     t.shape.to_string(), " on ", name_));
   t.buffer = std::allocate_shared<Buffer>(PoolAllocator<Buffer>(), this, p, bytes);
+  t.offset = 0;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DeviceTensor> Device::allocate(DType dtype, const Shape& shape) {
+  DeviceTensor t;
   t.dtype = dtype;
   t.shape = shape;
+  TF_RETURN_IF_ERROR(allocate_buffer(t));
   return t;
 }
 

@@ -73,6 +73,9 @@ class Device {
 
   // Allocates an uninitialised tensor; ResourceExhausted when memory runs out.
   absl::StatusOr<DeviceTensor> allocate(DType dtype, const Shape& shape);
+  // Gives `t` a fresh buffer for its dtype and shape (the eager hot path: no DeviceTensor to
+  // build, copy and destroy). On error `t` is unchanged.
+  absl::Status allocate_buffer(DeviceTensor& t);
 
   virtual absl::Status copy_from_host(const void* src, void* dst, size_t bytes) = 0;
   virtual absl::Status copy_to_host(const void* src, void* dst, size_t bytes) = 0;

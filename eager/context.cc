@@ -128,9 +128,9 @@ class EagerContext final : public ExecutionContext {
       outputs[0].shape = (*outs)[0].shape;
     } else {
       for (size_t i = 0; i < outs->size(); ++i) {
-        auto t = device->allocate((*outs)[i].dtype, (*outs)[i].shape);
-        if (!t.ok()) throw_op_error(call, t.status());
-        outputs[i] = *std::move(t);
+        outputs[i].dtype = (*outs)[i].dtype;
+        outputs[i].shape = std::move((*outs)[i].shape);
+        if (absl::Status st = device->allocate_buffer(outputs[i]); !st.ok()) throw_op_error(call, st);
       }
       const DType key = op.kernel_dtype_input >= 0 ? specs[op.kernel_dtype_input].dtype : (*outs)[0].dtype;
       KernelFn fn = find_kernel(call, device, key);

@@ -44,10 +44,7 @@ Tensor Tensor::from_host(DType dtype, const Shape& shape, const void* data, Devi
 }
 
 Tensor Tensor::from_device_tensor(DeviceTensor t, std::source_location origin) {
-  auto impl = std::allocate_shared<TensorImpl>(PoolAllocator<TensorImpl>());
-  impl->data = std::move(t);
-  impl->origin = origin;
-  return Tensor(std::move(impl));
+  return Tensor(std::allocate_shared<TensorImpl>(PoolAllocator<TensorImpl>(), std::move(t), origin));
 }
 
 Tensor Tensor::make_symbolic(SymbolicRef ref, DType dtype, Shape shape, std::source_location origin) {

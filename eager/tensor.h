@@ -33,6 +33,8 @@ concept TensorScalar = std::is_same_v<T, float> || std::is_same_v<T, double> ||
                        std::is_same_v<T, uint8_t> || std::is_same_v<T, bool>;
 
 struct TensorImpl {
+  TensorImpl() = default;
+  TensorImpl(DeviceTensor d, std::source_location o) : data(std::move(d)), origin(o) {}
   DeviceTensor data;  // buffer is null for a symbolic (graph) tensor
   std::source_location origin;  // the op call that made it (line 0 when unknown)
   SymbolicRef symbolic;         // set for a symbolic tensor: the graph node output it names

@@ -256,9 +256,14 @@ std::vector<Tensor> GradientTape::backward(const Tensor& target, const std::vect
   for (size_t r = records_.size(); r-- > 0;) {
     if (!useful[r] || output_grads[r].empty()) continue;
     const Record& rec = records_[r];
-    TensorList out_grads = output_grads[r];
-    for (size_t o = 0; o < rec.outputs.size(); ++o) {
-      if (!out_grads[o].defined()) out_grads[o] = zeros_like(rec.outputs[o]);
+    // The gradients as they are (no copy) unless some output has none: those get zeros.
+    absl::Span<const Tensor> out_grads = output_grads[r];
+    TensorList filled;
+    if (std::any_of(out_grads.begin(), out_grads.end(), [](const Tensor& g) { return !g.defined(); })) {
+      filled.assign(out_grads.begin(), out_grads.end());
+      for (size_t o = 0; o < rec.outputs.size(); ++o)
+        if (!filled[o].defined()) filled[o] = zeros_like(rec.outputs[o]);
+      out_grads = filled;
     }
     auto [fn_it, inserted] = fns.try_emplace(rec.op, nullptr);
     if (inserted) fn_it->second = find_gradient(rec.op->type);
