@@ -7,6 +7,7 @@
 // Built only when CMake finds Torch (Debian: apt-get install libtorch-dev); nothing else needs it.
 //
 //   ./build/bench/libtorch_compare [--rounds=7] [--seconds=0.25] [--rss-steps=200] [--omp-default]
+//                                  [--tapeflow-blas-threads=N]   (1: products split over tapeflow's pool)
 //
 // Note [Interleaving]: each workload runs tapeflow and libtorch alternately, in rounds of about
 // --seconds each (the first framework alternates round to round), after a warm-up; a round's
@@ -57,6 +58,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -183,11 +185,23 @@ struct Comparison {
   Timing tapeflow, libtorch;
 };
 
+// Note [Shared OpenBLAS]: both frameworks call the one OpenBLAS in this process. libtorch relies
+// on OpenBLAS's threads; tapeflow lets OpenBLAS thread too unless --tapeflow-blas-threads=1,
+// which splits its products over its own pool instead (Note [BLAS threads], devices/cpu/blas.h).
+// OpenBLAS gets libtorch's thread count around each libtorch round, and tapeflow's after it.
+int tapeflow_blas_threads = 0;  // --tapeflow-blas-threads: OpenBLAS's threads in tapeflow's rounds
+struct TorchBlasThreads {
+  TorchBlasThreads() { tf::cpu::set_blas_threads(tf::intra_op_threads()); }
+  ~TorchBlasThreads() { tf::cpu::set_blas_threads(tapeflow_blas_threads); }
+};
+
 Comparison interleave(const std::function<void()>& tapeflow, const std::function<void()>& libtorch, int warmup,
                       int rounds, double round_s, int64_t min_calls = 1) {
   const std::function<void()>* fns[2] = {&tapeflow, &libtorch};
   int64_t calls[2];
   for (int f = 0; f < 2; ++f) {
+    std::optional<TorchBlasThreads> blas;
+    if (f == 1) blas.emplace();
     for (int i = 0; i < warmup; ++i) (*fns[f])();
     const double t = seconds_per_call(*fns[f], 1);
     calls[f] = std::clamp<int64_t>(static_cast<int64_t>(round_s / t), min_calls, 1000000);
@@ -196,6 +210,8 @@ Comparison interleave(const std::function<void()>& tapeflow, const std::function
   for (int r = 0; r < rounds; ++r) {
     for (int k = 0; k < 2; ++k) {
       const int f = (r + k) % 2;  // the first framework alternates
+      std::optional<TorchBlasThreads> blas;
+      if (f == 1) blas.emplace();
       times[f].push_back(seconds_per_call(*fns[f], calls[f]));
     }
   }
@@ -220,6 +236,7 @@ int rss_child(const std::string& mode, int steps) {
     for (int i = 0; i < steps; ++i) m.step();
   } else if (mode == "libtorch") {
     torch::set_num_threads(threads);
+    tf::cpu::set_blas_threads(threads);  // Note [Shared OpenBLAS]
     TorchMlp m(64, 784, 256, 10);
     for (int i = 0; i < steps; ++i) m.step();
   } else if (mode != "idle") {
@@ -330,12 +347,14 @@ int main(int argc, char** argv) {
   const PeakRss libtorch_rss = spawn_rss_child("libtorch", rss_steps);
 
   const int threads = tf::intra_op_threads();
+  tapeflow_blas_threads = static_cast<int>(flag_value(argc, argv, "--tapeflow-blas-threads", threads));
   torch::set_num_threads(threads);
   std::printf("tapeflow vs libtorch %s (CPU), same process, %d interleaved rounds of ~%.2f s each\n", TORCH_VERSION,
               rounds, round_s);
-  std::printf("threads: hardware %u; tapeflow intra-op %d, OpenBLAS %d; libtorch intra-op %d, inter-op %d\n",
-              std::thread::hardware_concurrency(), threads, tf::cpu::blas_threads(), torch::get_num_threads(),
-              torch::get_num_interop_threads());
+  std::printf("threads: hardware %u; tapeflow intra-op %d (OpenBLAS %d); "
+              "libtorch intra-op %d, inter-op %d, OpenBLAS %d (Note [Shared OpenBLAS])\n",
+              std::thread::hardware_concurrency(), threads, tapeflow_blas_threads, torch::get_num_threads(),
+              torch::get_num_interop_threads(), threads);
   std::printf("libtorch's OpenMP: OMP_WAIT_POLICY=%s%s\n", omp_policy ? omp_policy : "(unset: libgomp's default)",
               omp_policy && !omp_default && std::strcmp(omp_policy, "PASSIVE") == 0 ? " (Note [OpenMP spinning])" : "");
   std::printf("compute libraries loaded:\n%s", loaded_compute_libraries().c_str());
@@ -357,6 +376,7 @@ int main(int argc, char** argv) {
                 tf_before, m.loss().item<float>(), torch_before, t.loss().item<float>());
   }
 
+  tf::cpu::set_blas_threads(tapeflow_blas_threads);  // after tapeflow's first op set it to 1
   std::printf("\n%-34s %-3s %19s   %19s   %6s\n", "", "", "tapeflow", "libtorch", "ratio");
   std::printf("%-34s %-3s %9s %9s   %9s %9s   %6s\n", "workload", "", "median", "min", "median", "min",
               "tf/lt");

@@ -13,7 +13,6 @@
 // OpenBLAS to run at full speed on all its threads. When the image already is the column matrix
 // (1x1 filter at stride 1; or a filter covering the whole unpadded image, giving one output
 // pixel) the GEMM reads the input directly.
-#include <cblas.h>
 
 #include <algorithm>
 #include <cstring>
@@ -25,6 +24,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
+#include "devices/cpu/blas.h"
 #include "devices/cpu/register.h"
 #include "devices/cpu/thread_pool.h"
 #include "devices/kernel_registry.h"
@@ -84,18 +84,6 @@ absl::Status check_blas_dims(const KernelContext& ctx, const ConvGeometry& g) {
     return absl::InvalidArgumentError(
         absl::StrCat("[", ctx.op, "] filter of ", g.k(), " x ", g.cout, " elements is too large for BLAS"));
   return absl::OkStatus();
-}
-
-// C[m, n] = op(A) * op(B) + beta * C, all row-major and contiguous.
-template <typename T>
-void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T* b, T beta, T* c) {
-  const int lda = static_cast<int>(ta ? m : k), ldb = static_cast<int>(tb ? k : n);
-  const auto trans_a = ta ? CblasTrans : CblasNoTrans, trans_b = tb ? CblasTrans : CblasNoTrans;
-  const int mi = static_cast<int>(m), ni = static_cast<int>(n), ki = static_cast<int>(k);
-  if constexpr (std::is_same_v<T, float>)
-    cblas_sgemm(CblasRowMajor, trans_a, trans_b, mi, ni, ki, 1.f, a, lda, b, ldb, beta, c, static_cast<int>(n));
-  else
-    cblas_dgemm(CblasRowMajor, trans_a, trans_b, mi, ni, ki, 1.0, a, lda, b, ldb, beta, c, static_cast<int>(n));
 }
 
 // Output rows ("row" = one (image, output y) pair, ow output pixels) per chunk of columns.

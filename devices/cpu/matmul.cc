@@ -6,13 +6,10 @@
 // AVX2/AVX-512 kernels at run time, so OpenBLAS wins from about 16x16x16 up (measured on the
 // 2-core dev machine: 64^3 Eigen 27us vs OpenBLAS 16us, 256^3 2.0ms vs 0.6ms). A matrix-vector
 // shape (one output row or column) uses gemv: OpenBLAS's gemm is 2-4x slower than gemv there.
-// Batches: OpenBLAS runs products under its own threading thresholds (gemm: m*n*k <= 64^3;
-// gemv: m*n < 9216) on the calling thread, so those batch entries are spread over the
-// intra-op pool; larger ones go one at a time and OpenBLAS threads each. Eigen tasks (batch
-// entries, and row blocks of one large integer product) are spread over the intra-op pool.
+// Threads: one product is threaded by OpenBLAS, or split over the intra-op pool (Note [BLAS
+// threads] in blas.h); the entries of a batch of small products are spread over the pool. Eigen tasks (batch entries, and row blocks of one large integer
+// product) are spread over the intra-op pool too.
 #include "devices/cpu/blas.h"
-
-#include <cblas.h>
 
 #include <Eigen/Core>
 #include <algorithm>
@@ -25,14 +22,9 @@
 
 namespace tapeflow::cpu {
 
-void set_blas_threads(int n) { openblas_set_num_threads(std::max(1, n)); }
-int blas_threads() { return openblas_get_num_threads(); }
-
 namespace {
 
 constexpr int64_t kBlasMinWork = 16 * 16 * 16;  // Note [MatMul paths]
-constexpr int64_t kGemmSingleThreadWork = 64 * 64 * 64;  // OpenBLAS's own thresholds (0.3.21)
-constexpr int64_t kGemvSingleThreadWork = 9216;
 
 template <typename T> using RowMajor = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
@@ -50,34 +42,19 @@ void eigen_gemm(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k, b
   else C.noalias() = A.middleCols(r0, rows).transpose() * B.transpose();
 }
 
+// One product on OpenBLAS (devices/cpu/blas.h), split over the intra-op pool when large.
 template <typename T>
-void blas_gemm(const T* a, const T* b, T* c, int m, int n, int k, bool ta, bool tb) {
-  const auto trans_a = ta ? CblasTrans : CblasNoTrans, trans_b = tb ? CblasTrans : CblasNoTrans;
-  // Row-major leading dims are the stored row lengths.
-  const int lda = ta ? m : k, ldb = tb ? k : n;
-  if constexpr (std::is_same_v<T, float>) cblas_sgemm(CblasRowMajor, trans_a, trans_b, m, n, k, 1.f, a, lda, b, ldb, 0.f, c, n);
-  else cblas_dgemm(CblasRowMajor, trans_a, trans_b, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, n);
-}
-
-template <typename T>
-void blas_gemv(CBLAS_TRANSPOSE trans, int rows, int cols, const T* mat, const T* x, T* y) {
-  if constexpr (std::is_same_v<T, float>) cblas_sgemv(CblasRowMajor, trans, rows, cols, 1.f, mat, cols, x, 1, 0.f, y, 1);
-  else cblas_dgemv(CblasRowMajor, trans, rows, cols, 1.0, mat, cols, x, 1, 0.0, y, 1);
-}
-
-// One product on OpenBLAS; m, n, k fit in int.
-template <typename T>
-void blas_product(const T* a, const T* b, T* c, int m, int n, int k, bool ta, bool tb) {
+void blas_product(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
   if (m == 1) {
     // c = x op(B) with x = op(A)'s one row, contiguous in a either way: c = op(B)^T x.
-    if (tb) blas_gemv(CblasNoTrans, n, k, b, a, c);  // b stored [n, k]
-    else blas_gemv(CblasTrans, k, n, b, a, c);       // b stored [k, n]
+    if (tb) gemv<T>(false, n, k, b, a, c);  // b stored [n, k]
+    else gemv<T>(true, k, n, b, a, c);      // b stored [k, n]
   } else if (n == 1) {
     // c = op(A) x with x = op(B)'s one column, contiguous in b either way.
-    if (ta) blas_gemv(CblasTrans, k, m, a, b, c);  // a stored [k, m]
-    else blas_gemv(CblasNoTrans, m, k, a, b, c);   // a stored [m, k]
+    if (ta) gemv<T>(true, k, m, a, b, c);  // a stored [k, m]
+    else gemv<T>(false, m, k, a, b, c);    // a stored [m, k]
   } else {
-    blas_gemm(a, b, c, m, n, k, ta, tb);
+    gemm<T>(ta, tb, m, n, k, a, b, T(0), c);
   }
 }
 
@@ -136,17 +113,11 @@ absl::Status matmul_kernel(KernelContext& ctx) {
   if constexpr (std::is_floating_point_v<T>) {
     constexpr int64_t kIntMax = std::numeric_limits<int>::max();
     if (work >= kBlasMinWork && m <= kIntMax && n <= kIntMax && k <= kIntMax) {  // Note [MatMul paths]
-      const int mi = static_cast<int>(m), ni = static_cast<int>(n), ki = static_cast<int>(k);
-      const bool gemv = m == 1 || n == 1;
-      const bool blas_threads_itself = gemv ? work >= kGemvSingleThreadWork : work > kGemmSingleThreadWork;
-      if (blas_threads_itself || batch == 1) {
-        for (int64_t e = 0; e < batch; ++e) blas_product(a + a_off[e], b + b_off[e], c + e * m * n, mi, ni, ki, ta, tb);
-      } else {
-        parallel_for(batch, 2 * work, [&](int64_t begin, int64_t end) {
-          for (int64_t e = begin; e < end; ++e)
-            blas_product(a + a_off[e], b + b_off[e], c + e * m * n, mi, ni, ki, ta, tb);
-        });
-      }
+      // Batch entries spread over the pool; each product splits itself only when it runs alone
+      // (parallel_for runs nested blocks inline).
+      parallel_for(batch, 2 * work, [&](int64_t begin, int64_t end) {
+        for (int64_t e = begin; e < end; ++e) blas_product(a + a_off[e], b + b_off[e], c + e * m * n, m, n, k, ta, tb);
+      });
       return absl::OkStatus();
     }
   }
@@ -165,6 +136,7 @@ absl::Status matmul_kernel(KernelContext& ctx) {
 }  // namespace
 
 void register_matmul_kernels(KernelRegistry& r) {
+  init_blas();  // Note [BLAS threads]
   register_each<float, double, int32_t, int64_t>(r, "MatMul", DeviceType::kCPU,
                                                  []<typename T>() -> KernelFn { return matmul_kernel<T>; });
 }

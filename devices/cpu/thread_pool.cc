@@ -56,7 +56,7 @@ void set_intra_op_threads(int n) {
   static std::vector<Pool*>* retired = new std::vector<Pool*>();  // reachable, not leaked
   if (Pool* old = current_pool().load()) retired->push_back(old);
   current_pool().store(new Pool(n), std::memory_order_release);
-  cpu::set_blas_threads(n);  // matrix products follow the same setting
+  cpu::set_blas_threads(n);  // matrix products follow the same setting (Note [BLAS threads])
 }
 
 void parallel_for(int64_t n, int64_t cost_per_element,
@@ -65,6 +65,9 @@ void parallel_for(int64_t n, int64_t cost_per_element,
   const int64_t total_cost = n * std::max<int64_t>(1, cost_per_element);
   if (total_cost < 2 * kMinCostPerBlock) { fn(0, n); return; }  // too small to split
   Pool& pool = get_pool();
+  // Nested in a pool task (a batched product whose entries split again): run inline. A worker
+  // that queued blocks and waited for them could wait on its own queue for ever.
+  if (pool.pool->CurrentThreadId() != -1) { fn(0, n); return; }
   const int64_t blocks = std::min<int64_t>({pool.threads, total_cost / kMinCostPerBlock, n});
   if (blocks <= 1) { fn(0, n); return; }
   const int64_t per_block = (n + blocks - 1) / blocks;

@@ -7,6 +7,7 @@
 
 #include "core/errors.h"
 #include "devices/cpu/blas.h"
+#include "devices/cpu/thread_pool.h"
 #include "tests/support/test_util.h"
 
 namespace tapeflow {
@@ -225,18 +226,33 @@ TEST(MatMulTest, Errors) {
   EXPECT_THAT(msg, HasSubstr("[3,4,5]"));
 }
 
-TEST(MatMulTest, BlasThreadCountCanBeSet) {
-  const int before = cpu::blas_threads();
-  cpu::set_blas_threads(1);
-  EXPECT_EQ(cpu::blas_threads(), 1);
+TEST(MatMulTest, ProductsSplitOverTheIntraOpPoolGiveTheSameResult) {
+  // Note [BLAS threads]: OpenBLAS threads products by default, as many threads as the pool; with
+  // one OpenBLAS thread a product is split into row or column blocks over the pool instead.
+  EXPECT_EQ(cpu::blas_threads(), intra_op_threads());
+  const std::vector<float> av = pattern<float>(96 * 130, 1), bv = pattern<float>(130 * 70, 2);
+  const std::vector<double> want = naive(av, bv, 96, 70, 130, false, false);
+  const std::vector<double> want_t = naive(bv, av, 70, 96, 130, true, true);  // (A B)^T = B^T A^T
+  const std::vector<float> xv = pattern<float>(512, 3), mv = pattern<float>(512 * 300, 4);
+  const std::vector<double> wv = naive(xv, mv, 1, 300, 512, false, false);
+  const int before = intra_op_threads();
+  for (int threads : {1, 2, 3}) {
+    set_intra_op_threads(threads);
+    EXPECT_EQ(cpu::blas_threads(), threads);
+    if (threads == 3) cpu::set_blas_threads(1);  // split 3 ways
+    const Tensor a(av, Shape{96, 130}), b(bv, Shape{130, 70});
+    const std::vector<float> got = matmul(a, b).to_vector<float>();  // split by rows (96 >= 70)
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-3) << threads << " threads, " << i;
+    // Wider than tall: split by columns, through the transposed operands.
+    const std::vector<float> got_t = matmul(b, a, true, true).to_vector<float>();
+    for (size_t i = 0; i < got_t.size(); ++i) ASSERT_NEAR(got_t[i], want_t[i], 1e-3) << threads << " threads, " << i;
+    // A long matrix-vector product (x [1, 512] times [512, 300]) splits its output.
+    const std::vector<float> gv = matmul(Tensor(xv, Shape{1, 512}), Tensor(mv, Shape{512, 300})).to_vector<float>();
+    for (size_t i = 0; i < gv.size(); ++i) ASSERT_NEAR(gv[i], wv[i], 1e-3) << threads << " threads, " << i;
+  }
   cpu::set_blas_threads(0);  // clamped to 1
   EXPECT_EQ(cpu::blas_threads(), 1);
-  // Still correct with one thread.
-  const std::vector<float> av = pattern<float>(100 * 100, 1);
-  const std::vector<float> got = matmul(Tensor(av, Shape{100, 100}), Tensor(av, Shape{100, 100})).to_vector<float>();
-  const std::vector<double> want = naive(av, av, 100, 100, 100, false, false);
-  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << i;
-  cpu::set_blas_threads(before);
+  set_intra_op_threads(before);
   EXPECT_EQ(cpu::blas_threads(), before);
 }
 
