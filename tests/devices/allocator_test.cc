@@ -72,6 +72,24 @@ TEST(AllocatorTest, FreedBlocksAreReusedForTheSameRoundedSize) {
   EXPECT_EQ(a.stats().bytes_cached, 0);
 }
 
+TEST(AllocatorTest, SmallAndLargeBlocksAreCachedBySize) {
+  // Sizes up to 64 KiB sit in an array indexed by size, larger ones in a map: both reuse.
+  CachingAllocator a("test");
+  const size_t sizes[] = {1, 65, 64 << 10, (64 << 10) + 1, 1 << 20};  // distinct rounded sizes
+  std::vector<void*> first;
+  for (size_t n : sizes) first.push_back(a.allocate(n));
+  for (size_t i = 0; i < first.size(); ++i) a.deallocate(first[i], sizes[i]);
+  const int64_t cached = a.stats().bytes_cached;
+  EXPECT_EQ(cached, 64 + 128 + (64 << 10) + (64 << 10) + 64 + (1 << 20));
+  for (size_t i = 0; i < first.size(); ++i) EXPECT_EQ(a.allocate(sizes[i]), first[i]) << sizes[i];
+  EXPECT_EQ(a.stats().cache_hits, 5);
+  EXPECT_EQ(a.stats().bytes_cached, 0);
+  for (size_t i = 0; i < first.size(); ++i) a.deallocate(first[i], sizes[i]);
+  a.release_cache();
+  EXPECT_EQ(a.stats().bytes_cached, 0);
+  EXPECT_EQ(a.stats().bytes_in_use, 0);
+}
+
 TEST(AllocatorTest, LimitReturnsNullptrAndLeavesStatsAlone) {
   CachingAllocator a("test");
   a.set_limit(256);

@@ -164,5 +164,41 @@ TEST(BinaryErrorsTest, FailedOpLeavesInputsUnchanged) {
   EXPECT_THAT(b.to_vector<int32_t>(), ElementsAre(0, 1));
 }
 
+// Note [Weak scalar cache]: equal C++ scalars on one device share one immutable tensor.
+TEST(WeakScalarTest, EqualScalarsShareOneTensorAndValuesStayRight) {
+  const Tensor x = {1.f, 2.f};
+  const Tensor a = x * 0.5f, b = x * 0.5f;
+  EXPECT_THAT(a.to_vector<float>(), ::testing::ElementsAre(0.5f, 1.f));
+  EXPECT_THAT(b.to_vector<float>(), ::testing::ElementsAre(0.5f, 1.f));
+  // The scalar the second product used is the first one's: no new allocation for it.
+  Allocator* alloc = x.device()->allocator();
+  const int64_t before = alloc->stats().num_allocs;
+  const Tensor c = x * 0.5f;
+  EXPECT_EQ(alloc->stats().num_allocs - before, 1);  // the output only
+  // Other values, dtypes and integer scalars get their own tensors, with the right values.
+  EXPECT_THAT((x * 0.25f).to_vector<float>(), ::testing::ElementsAre(0.25f, 0.5f));
+  const Tensor xd = {1.0, 2.0};
+  EXPECT_THAT((xd * 0.5f).to_vector<double>(), ::testing::ElementsAre(0.5, 1.0));
+  const Tensor xi = {3, 4};
+  EXPECT_THAT((xi * 2).to_vector<int32_t>(), ::testing::ElementsAre(6, 8));
+  EXPECT_THAT((xi + true).to_vector<int32_t>(), ::testing::ElementsAre(4, 5));
+  // Many distinct scalars cycle through the cache and stay correct.
+  for (int i = 0; i < 100; ++i) ASSERT_EQ((x + static_cast<float>(i)).to_vector<float>()[1], 2.f + static_cast<float>(i));
+}
+
+// Note [Operand refers]: an Operand made from a named tensor refers to it; a copy owns a handle.
+TEST(OperandTest, CopiesOwnTheirTensorAndTemporariesAreKept) {
+  Tensor t = {1.f, 2.f};
+  const Operand refers = t;
+  const Operand copy = refers;  // owns a handle to {1, 2}
+  t = Tensor{5.f, 6.f};
+  EXPECT_THAT(copy.resolve("test", nullptr).to_vector<float>(), ::testing::ElementsAre(1.f, 2.f));
+  EXPECT_THAT(refers.resolve("test", nullptr).to_vector<float>(), ::testing::ElementsAre(5.f, 6.f));
+  const Operand owned = t + 1.f;  // a temporary is owned
+  EXPECT_THAT(owned.resolve("test", nullptr).to_vector<float>(), ::testing::ElementsAre(6.f, 7.f));
+  EXPECT_FALSE(owned.is_weak());
+  EXPECT_TRUE(Operand(2.f).is_weak());
+}
+
 }  // namespace
 }  // namespace tapeflow

@@ -34,6 +34,23 @@ TEST(SessionTest, FeedsAPlaceholderAsTheGuideShows) {
               HasSubstr("Cannot feed a value of dtype int32 for Tensor 'x:0', which has dtype float32"));
 }
 
+TEST(SessionTest, AFeedOwnsItsValue) {
+  Graph g;
+  Tensor x, y;
+  {
+    auto scope = g.as_default();
+    x = placeholder(DType::kFloat32, {2}, "x");
+    y = x * 2.f;
+  }
+  Session sess(g);
+  FeedList feeds;
+  {
+    Tensor value = {1.f, 2.f};
+    feeds.emplace_back(x, value);  // a named tensor that ends before the run
+  }
+  EXPECT_THAT(sess.run(y, feeds).to_vector<float>(), ElementsAre(2.f, 4.f));
+}
+
 TEST(SessionTest, RunsOnlyTheSubgraphTheFetchesNeed) {
   Graph g;
   Tensor a, b, unused;
