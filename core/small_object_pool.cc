@@ -19,14 +19,14 @@ struct ThreadLists {
   ~ThreadLists();
 };
 
-// Note [Pool TLS]: the library is a shared object, so an ordinary thread_local costs a
-// __tls_get_addr call per access (four per eager op here). The hot path reads one pointer
-// with the initial-exec model instead; 16 bytes of static TLS are within what glibc keeps
-// free for libraries loaded later with dlopen (a REPL does that).
-__attribute__((tls_model("initial-exec"))) thread_local ThreadLists* t_lists = nullptr;
+// Note [Pool TLS]: the hot path reads one trivially destructible pointer (no guard variable to
+// check). The initial-exec TLS model would make that read one instruction instead of a
+// __tls_get_addr call, but a library loaded with dlopen (clang-repl does that) then fails with
+// "cannot allocate memory in static TLS block": keep the default model.
+thread_local ThreadLists* t_lists = nullptr;
 // Set when this thread's lists are gone: a tensor destroyed later in thread exit (a static, or
 // another thread_local's destructor) frees its blocks straight to the system.
-__attribute__((tls_model("initial-exec"))) thread_local bool t_lists_gone = false;
+thread_local bool t_lists_gone = false;
 
 ThreadLists::~ThreadLists() {
   t_lists = nullptr;

@@ -28,9 +28,9 @@ struct ThreadState {
 // Set when this thread's ThreadState is destroyed: a static GradientTape destroyed later at exit
 // (easy to make in a REPL) must not touch it.
 thread_local bool thread_state_destroyed = false;
-// Every op reads the thread state at least twice; one pointer read with the initial-exec model
-// replaces a __tls_get_addr call (see Note [Pool TLS] in core/small_object_pool.cc).
-__attribute__((tls_model("initial-exec"))) thread_local ThreadState* t_state = nullptr;
+// Every op reads the thread state at least twice: a plain pointer needs no guard check (Note
+// [Pool TLS] in core/small_object_pool.cc says why it keeps the default TLS model).
+thread_local ThreadState* t_state = nullptr;
 
 struct OwnedThreadState : ThreadState {
   ~OwnedThreadState() {
