@@ -31,6 +31,7 @@
 #include "eager/ops/random.h"
 #include "eager/ops/reduction.h"
 #include "eager/ops/segment.h"
+#include "eager/ops/training.h"
 #include "eager/ops/unary.h"
 #include "eager/ops/where.h"
 #include "eager/tensor.h"

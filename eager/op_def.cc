@@ -20,6 +20,7 @@ OpRegistry& OpRegistry::global() {
     register_creation_ops(*r);
     register_conv_ops(*r);
     register_pool_ops(*r);
+    register_training_ops(*r);
     return r;
   }();
   return *registry;

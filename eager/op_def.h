@@ -68,6 +68,7 @@ class OpRegistry {
 void register_unary_ops(OpRegistry& r);
 void register_binary_ops(OpRegistry& r);
 void register_where_ops(OpRegistry& r);
+void register_training_ops(OpRegistry& r);
 void register_cast_ops(OpRegistry& r);
 void register_segment_ops(OpRegistry& r);
 void register_array_ops(OpRegistry& r);

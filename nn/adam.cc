@@ -2,8 +2,10 @@
 
 #include <cmath>
 
+#include "eager/context.h"
 #include "eager/ops/binary.h"
 #include "eager/ops/cast.h"
+#include "eager/ops/training.h"
 #include "eager/ops/unary.h"
 
 namespace tapeflow::nn {
@@ -25,6 +27,14 @@ T corrected_rate(const T& lr, const T& t, double beta_1, double beta_2) {
   using std::sqrt;
   return lr * sqrt(1 - pow(beta_2, t)) / (1 - pow(beta_1, t));
 }
+// The fused kernel (eager/ops/training.h) where the variable's device has it; a graph variable
+// is placed when the graph runs, on the CPU unless a device scope says otherwise.
+bool use_fused_update(const Variable& var) {
+  if (var.device() != nullptr) return has_fused_update_kernel(var.device(), var.dtype());
+  const DeviceSpec spec = current_device_spec();
+  return (!spec.device_type || *spec.device_type == "CPU") &&
+         (var.dtype() == DType::kFloat32 || var.dtype() == DType::kFloat64);
+}
 }  // namespace
 
 void Adam::update_step(const Tensor& gradient, Variable& var, const Step& step) {
@@ -34,6 +44,15 @@ void Adam::update_step(const Tensor& gradient, Variable& var, const Step& step) 
                              : StepValue(corrected_rate(lr.value(), step.t.value(), beta_1_, beta_2_));
   Variable m = slot(var, "m");
   Variable v = slot(var, "v");
+  if (use_fused_update(var)) {
+    const DType dtype = var.dtype();
+    const Tensor rate = lr_t.as_operand(dtype).resolve("Adam", &dtype, var.device());
+    auto [var_t, m_t, v_t] = adam_update(var.read(), m.read(), v.read(), gradient, rate, beta_1_, beta_2_, epsilon_);
+    m.assign(m_t);
+    v.assign(v_t);
+    var.assign(var_t);
+    return;
+  }
   const Tensor m_t = m * beta_1_ + gradient * (1 - beta_1_);
   const Tensor v_t = v * beta_2_ + square(gradient) * (1 - beta_2_);
   m.assign(m_t);

@@ -17,6 +17,7 @@ void register_cpu_kernels(KernelRegistry& r) {
   cpu::register_creation_kernels(r);
   cpu::register_conv_kernels(r);
   cpu::register_pool_kernels(r);
+  cpu::register_training_kernels(r);
 }
 
 }  // namespace tapeflow

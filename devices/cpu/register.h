@@ -7,6 +7,7 @@ namespace cpu {
 void register_unary_kernels(KernelRegistry& r);
 void register_binary_kernels(KernelRegistry& r);
 void register_where_kernels(KernelRegistry& r);
+void register_training_kernels(KernelRegistry& r);
 void register_cast_kernels(KernelRegistry& r);
 void register_segment_kernels(KernelRegistry& r);
 void register_array_kernels(KernelRegistry& r);

@@ -1,0 +1,46 @@
+// CPU kernels of the fused optimizer updates (eager/ops/training.cc): one pass over the elements.
+#include "devices/cpu/register.h"
+#include "devices/cpu/thread_pool.h"
+#include "devices/kernel_registry.h"
+
+#include <cmath>
+
+namespace tapeflow::cpu {
+
+namespace {
+
+// The arithmetic, and its order, of Adam's elementwise form (nn/adam.cc): the same results.
+template <typename T>
+absl::Status adam_update_kernel(KernelContext& ctx) {
+  const T* var = ctx.input(0).data<T>();
+  const T* m = ctx.input(1).data<T>();
+  const T* v = ctx.input(2).data<T>();
+  const T* g = ctx.input(3).data<T>();
+  const T lr = *ctx.input(4).data<T>();
+  const double beta_1 = ctx.attrs.get<double>("beta_1"), beta_2 = ctx.attrs.get<double>("beta_2");
+  const T b1 = static_cast<T>(beta_1), one_minus_b1 = static_cast<T>(1 - beta_1);
+  const T b2 = static_cast<T>(beta_2), one_minus_b2 = static_cast<T>(1 - beta_2);
+  const T eps = static_cast<T>(ctx.attrs.get<double>("epsilon"));
+  T* var_t = ctx.output(0).data<T>();
+  T* m_t = ctx.output(1).data<T>();
+  T* v_t = ctx.output(2).data<T>();
+  parallel_for(ctx.output(0).num_elements(), 16, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const T mi = m[i] * b1 + g[i] * one_minus_b1;
+      const T vi = v[i] * b2 + g[i] * g[i] * one_minus_b2;
+      m_t[i] = mi;
+      v_t[i] = vi;
+      var_t[i] = var[i] - mi * lr / (std::sqrt(vi) + eps);
+    }
+  });
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void register_training_kernels(KernelRegistry& r) {
+  register_each<float, double>(r, "AdamUpdate", DeviceType::kCPU,
+                               []<typename T>() -> KernelFn { return adam_update_kernel<T>; });
+}
+
+}  // namespace tapeflow::cpu

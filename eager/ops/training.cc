@@ -1,0 +1,51 @@
+#include "eager/ops/training.h"
+
+#include "absl/strings/str_cat.h"
+#include "eager/context.h"
+#include "eager/ops/shape_fns.h"
+
+namespace tapeflow {
+
+namespace {
+
+absl::StatusOr<OutputSpecs> adam_update_shape(const InferenceContext& ctx) {
+  static constexpr const char* kNames[] = {"var", "m", "v", "grad", "lr_t"};
+  TF_RETURN_IF_ERROR(check_dtype_in(ctx, 0, "var", shape_fns::kFloating));
+  const TensorSpec& var = ctx.inputs[0];
+  for (int i = 1; i < 5; ++i) {
+    const TensorSpec& in = ctx.inputs[i];
+    if (in.dtype != var.dtype)
+      return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] input '", kNames[i], "' has dtype ",
+                                                     dtype_name(in.dtype), "; 'var' has ", dtype_name(var.dtype)));
+    const bool scalar = i == 4;
+    if (scalar ? in.shape.rank() != 0 : !in.shape.is_compatible_with(var.shape))
+      return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] input '", kNames[i], "' has shape ",
+                                                     in.shape.to_string(), "; it must be ",
+                                                     scalar ? "a scalar" : absl::StrCat("var's ", var.shape.to_string())));
+  }
+  for (const char* attr : {"beta_1", "beta_2", "epsilon"})
+    if (!ctx.attrs.has(attr)) return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] attribute '", attr, "' is missing"));
+  return OutputSpecs{var, var, var};
+}
+
+OpDef kAdamUpdate{.type = "AdamUpdate", .api_name = "adam_update", .num_inputs = 5, .infer = adam_update_shape,
+                  .differentiable = false};
+
+}  // namespace
+
+void register_training_ops(OpRegistry& r) { r.add(kAdamUpdate); }
+
+std::array<Tensor, 3> adam_update(const Tensor& var, const Tensor& m, const Tensor& v, const Tensor& grad,
+                                  const Tensor& lr_t, double beta_1, double beta_2, double epsilon,
+                                  std::source_location loc) {
+  const Tensor inputs[5] = {var, m, v, grad, lr_t};
+  TensorList out = execute(OpCall{kAdamUpdate, inputs,
+                                  AttrMap{{"beta_1", beta_1}, {"beta_2", beta_2}, {"epsilon", epsilon}}, loc});
+  return {std::move(out[0]), std::move(out[1]), std::move(out[2])};
+}
+
+bool has_fused_update_kernel(const Device* device, DType dtype) {
+  return device != nullptr && resolve_kernel(kAdamUpdate, device->type(), dtype).ok();
+}
+
+}  // namespace tapeflow
