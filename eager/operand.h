@@ -15,7 +15,6 @@
 
 namespace tapeflow {
 
-//
 // Note [Operand refers]: made from a named tensor, an Operand refers to it instead of copying
 // the handle (as std::string_view refers to a string): a copy costs two atomic reference-count
 // updates, a tenth of a small op. An Operand is a parameter type; one made from a temporary
