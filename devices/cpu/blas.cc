@@ -17,7 +17,8 @@ constexpr int64_t kMinWorkPerBlock = 64 * 64 * 64;
 
 // How many blocks to split `work` multiply-adds with `extent` rows or columns to share out.
 int64_t block_count(int64_t work, int64_t extent) {
-  return std::clamp<int64_t>(std::min<int64_t>(intra_op_threads(), work / kMinWorkPerBlock), 1, extent);
+  // At least one block (std::clamp would be undefined for an empty extent).
+  return std::max<int64_t>(1, std::min<int64_t>({intra_op_threads(), work / kMinWorkPerBlock, extent}));
 }
 
 template <typename T>
