@@ -42,10 +42,11 @@ struct Mlp {
   tf::Variable w1, b1, w2, b2;
   tf::Tensor x, labels;
 
-  tf::Tensor loss() const {
-    tf::Tensor h = tf::relu(tf::matmul(x, w1) + b1);
+  tf::Tensor loss() const { return loss(x, labels); }
+  tf::Tensor loss(const tf::Tensor& images, const tf::Tensor& onehot) const {
+    tf::Tensor h = tf::relu(tf::matmul(images, w1) + b1);
     tf::Tensor logits = tf::matmul(h, w2) + b2;
-    return tf::neg(tf::reduce_mean(tf::reduce_sum(labels * tf::log_softmax(logits), {1})));
+    return tf::neg(tf::reduce_mean(tf::reduce_sum(onehot * tf::log_softmax(logits), {1})));
   }
   std::vector<tf::Variable> variables() const { return {w1, b1, w2, b2}; }
   static void update(const std::vector<tf::Tensor>& grads, const std::vector<tf::Variable>& vars) {
@@ -54,11 +55,14 @@ struct Mlp {
       var.assign_sub(0.01f * grads[i]);
     }
   }
-  void step() {
+  void step() { step(x, labels); }
+  // One step on a given batch (traceable: graph_bench replays it through tf::function); the loss.
+  tf::Tensor step(const tf::Tensor& images, const tf::Tensor& onehot) {
     tf::GradientTape tape;
-    tf::Tensor l = loss();
+    tf::Tensor l = loss(images, onehot);
     const std::vector<tf::Variable> vars = variables();
     update(tape.gradient(l, vars), vars);
+    return l;
   }
 };
 

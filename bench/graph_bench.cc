@@ -20,9 +20,11 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench/bench_models.h"
 #include "tapeflow.h"
 
 namespace tf = tapeflow;
+namespace bench = tapeflow_bench;
 
 namespace {
 
@@ -227,28 +229,11 @@ BENCHMARK(BM_BigGraph_LaterRuns)->Arg(10'000)->Arg(100'000)->UseRealTime()->Unit
 
 // ---- 4. the MLP training step, eager and traced ----
 
-struct Mlp {
-  tf::Variable w1{tf::random_normal({784, 256}, 0.0, 0.05, tf::DType::kFloat32, 1), "w1"};
-  tf::Variable b1{tf::zeros({256}), "b1"};
-  tf::Variable w2{tf::random_normal({256, 10}, 0.0, 0.05, tf::DType::kFloat32, 2), "w2"};
-  tf::Variable b2{tf::zeros({10}), "b2"};
-  tf::Tensor x = tf::random_uniform({64, 784}, 0.0, 1.0, tf::DType::kFloat32, 3);
-  tf::Tensor labels = tf::one_hot(tf::random_uniform({64}, 0, 10, tf::DType::kInt32, 4), 10);
-
-  tf::Tensor step(const tf::Tensor& images, const tf::Tensor& onehot) {
-    tf::GradientTape tape;
-    tf::Tensor h = tf::relu(tf::matmul(images, w1) + b1);
-    tf::Tensor logits = tf::matmul(h, w2) + b2;
-    tf::Tensor loss = tf::neg(tf::reduce_mean(tf::reduce_sum(onehot * tf::log_softmax(logits), {1})));
-    std::vector<tf::Variable> vars{w1, b1, w2, b2};
-    std::vector<tf::Tensor> grads = tape.gradient(loss, vars);
-    for (size_t i = 0; i < vars.size(); ++i) vars[i].assign_sub(grads[i] * 0.01f);
-    return loss;
-  }
-};
-
+// The same step as tape_bench's (bench/bench_models.h), batch 64, 784-256-10. Compare the two
+// with --benchmark_repetitions=8 --benchmark_enable_random_interleaving=true: interleaved
+// repetitions see the same machine speed, where back-to-back runs drift apart on a shared host.
 void BM_MlpStep_Eager(benchmark::State& state) {
-  Mlp m;
+  bench::Mlp m(64, 784, 256, 10);
   for (auto _ : state) {
     tf::Tensor loss = m.step(m.x, m.labels);
     benchmark::DoNotOptimize(loss);
@@ -257,7 +242,7 @@ void BM_MlpStep_Eager(benchmark::State& state) {
 BENCHMARK(BM_MlpStep_Eager)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 void BM_MlpStep_Traced(benchmark::State& state) {
-  Mlp m;
+  bench::Mlp m(64, 784, 256, 10);
   auto step = tf::function([&](const tf::Tensor& x, const tf::Tensor& y) { return m.step(x, y); });
   step(m.x, m.labels);  // trace
   for (auto _ : state) {

@@ -201,6 +201,7 @@ std::unique_ptr<Plan> Plan::compile(const Graph& graph, const Request& request, 
     plan->steps_ = std::move(kept);
   }
 
+  plan->fuse_matmul_updates();
   plan->fuse_elementwise_chains();
 
   // Last uses, consumer counts, and the dependency structure for parallel runs.
@@ -259,7 +260,7 @@ constexpr int64_t kFusionTile = 16384;               // elements per tile: stays
 constexpr int64_t kFusionMinElements = 4 * kFusionTile;
 
 bool fusable(const PlanStep& step) {
-  return step.kind == PlanStep::Kind::kKernel && step.node->op->elementwise && step.static_shapes &&
+  return step.kind == PlanStep::Kind::kKernel && !step.fused_away && step.node->op->elementwise && step.static_shapes &&
          step.num_outputs == 1 && !step.random && step.node->outputs[0].shape.num_elements() >= kFusionMinElements;
 }
 }  // namespace
@@ -444,7 +445,7 @@ Tensor read_variable_value(const Variable& v, SessionState& state,
 
 void Plan::run_step(const PlanStep& step, RunContext& rc) const {
   if (step.fused_away) return;  // runs inside its chain's last step
-  if (!step.fused.empty()) return run_fused(step, rc);
+  if (!step.fused.empty() && !step.matmul_update) return run_fused(step, rc);
   const Node& node = *step.node;
   std::vector<DeviceTensor>& slots = rc.slots;
   const auto t0 = rc.tracing ? Clock::now() : Clock::time_point();
@@ -493,12 +494,18 @@ void Plan::run_step(const PlanStep& step, RunContext& rc) const {
     case PlanStep::Kind::kAssignAdd:
     case PlanStep::Kind::kAssignSub: {
       const Tensor current = read_variable_value(*node.variable, *rc.state, rc.overlay, rc.overlay_mu, *this, node);
-      const Tensor delta = input_tensor(0);
       Tensor next;
-      try {
-        next = step.kind == PlanStep::Kind::kAssignAdd ? add(current, delta, node.loc) : sub(current, delta, node.loc);
-      } catch (const Error& e) {
-        throw_node_error(node, absl::InvalidArgumentError(e.what()));
+      if (step.matmul_update) {
+        absl::StatusOr<Tensor> updated = run_matmul_update(step, current, slots);
+        if (!updated.ok()) throw_node_error(node, updated.status());
+        next = *std::move(updated);
+      } else {
+        try {
+          const Tensor delta = input_tensor(0);
+          next = step.kind == PlanStep::Kind::kAssignAdd ? add(current, delta, node.loc) : sub(current, delta, node.loc);
+        } catch (const Error& e) {
+          throw_node_error(node, absl::InvalidArgumentError(e.what()));
+        }
       }
       if (next.shape() != node.variable->shape())
         throw_node_error(node, absl::InvalidArgumentError(absl::StrCat(

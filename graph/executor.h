@@ -42,6 +42,16 @@ struct SessionState {
 
 class InterOpPool;
 
+// Note [MatMul update] (graph/matmul_update_fusion.cc): an AssignAdd / AssignSub step that runs
+// the MatMul and the Mul by a scalar feeding it as one MatMulUpdate kernel.
+struct FusedMatMulUpdate {
+  int product = -1;      // the MatMul step
+  int scaling = -1;      // the Mul step
+  int scale_input = -1;  // the Mul step's scalar input (0 or 1)
+  KernelFn kernel = nullptr;
+  AttrMap attrs;         // transpose_a, transpose_b, subtract
+};
+
 struct PlanStep {
   enum class Kind : uint8_t {
     kKernel, kView, kConst, kNoOp, kPrint, kRead, kAssign, kAssignAdd, kAssignSub
@@ -61,7 +71,9 @@ struct PlanStep {
   absl::InlinedVector<int, 2> release;  // slots whose last use is this step
   // Note [Fusion]: a chain of large elementwise steps runs as one pass over cache-sized tiles;
   // the chain's last step holds the members (in order, itself last); the others are skipped.
+  // A variable update that folds in its MatMul and Mul (Note [MatMul update]) lists them too.
   std::vector<int> fused;
+  std::shared_ptr<const FusedMatMulUpdate> matmul_update;
   bool fused_away = false;
   int fused_into = -1;  // for a member: the chain's last step
   int64_t fused_inner = 1;  // elements of the trailing dims that broadcast inputs cover
@@ -108,6 +120,10 @@ class Plan {
   void run_step(const PlanStep& step, RunContext& rc) const;
   void run_fused(const PlanStep& step, RunContext& rc) const;
   void fuse_elementwise_chains();
+  void fuse_matmul_updates();
+  // The variable's next value from its current one, for a step with a fused MatMul update.
+  absl::StatusOr<Tensor> run_matmul_update(const PlanStep& step, const Tensor& current,
+                                           const std::vector<DeviceTensor>& slots) const;
   void run_sequential(RunContext& rc) const;
   void run_parallel(RunContext& rc, InterOpPool& pool) const;
   std::vector<PartitionGraph> partition_graphs() const;

@@ -1,7 +1,7 @@
 // The BLAS library (OpenBLAS) behind the CPU matrix products (MatMul, Conv2D and its gradients),
 // run on the intra-op pool (devices/cpu/thread_pool.h).
 //
-//   cpu::gemm<float>(/*ta=*/false, /*tb=*/true, m, n, k, a, b, /*beta=*/0.f, c);  // c = a b^T
+//   cpu::gemm<float>(/*ta=*/false, /*tb=*/true, m, n, k, 1.f, a, b, /*beta=*/0.f, c);  // c = a b^T
 //
 // Note [BLAS threads]: OpenBLAS threads each product itself by default, with as many threads
 // as the intra-op pool (set_intra_op_threads sets both). With set_blas_threads(1), gemm and
@@ -22,10 +22,11 @@ void init_blas();
 void set_blas_threads(int n);
 int blas_threads();
 
-// C[m, n] = op(A) op(B) + beta C, all row-major and contiguous (lda, ldb, ldc are the stored row
-// lengths); float and double. Dimensions must fit in int. Note [BLAS threads].
+// C[m, n] = alpha op(A) op(B) + beta C, all row-major and contiguous (lda, ldb, ldc are the stored
+// row lengths); float and double. Dimensions must fit in int. Note [BLAS threads]. With beta = 0,
+// C's old contents are ignored (NaN included).
 template <typename T>
-void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T* b, T beta, T* c);
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, const T* b, T beta, T* c);
 
 // y = op(M) x for M stored [rows, cols] row-major; float and double. Note [BLAS threads].
 template <typename T>

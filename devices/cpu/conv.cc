@@ -186,7 +186,7 @@ absl::Status conv2d_kernel(KernelContext& ctx) {
     const int64_t rows = kColumnBudget / g.k() + 1;  // also keeps M within int
     for (int64_t r = 0; r < g.m(); r += rows) {
       const int64_t m = std::min(rows, g.m() - r);
-      gemm<T>(false, false, m, g.cout, g.k(), x.data<T>() + r * g.k(), f.data<T>(), T(0), out + r * g.cout);
+      gemm<T>(false, false, m, g.cout, g.k(), T(1), x.data<T>() + r * g.k(), f.data<T>(), T(0), out + r * g.cout);
     }
     return absl::OkStatus();
   }
@@ -196,7 +196,7 @@ absl::Status conv2d_kernel(KernelContext& ctx) {
   for (int64_t r0 = 0; r0 < total; r0 += rows) {
     const int64_t r1 = std::min(total, r0 + rows);
     im2col(g, x.data<T>(), r0, r1, cols);
-    gemm<T>(false, false, (r1 - r0) * g.ow, g.cout, g.k(), cols, f.data<T>(), T(0), out + r0 * g.ow * g.cout);
+    gemm<T>(false, false, (r1 - r0) * g.ow, g.cout, g.k(), T(1), cols, f.data<T>(), T(0), out + r0 * g.ow * g.cout);
   }
   return absl::OkStatus();
 }
@@ -215,7 +215,7 @@ absl::Status conv2d_backprop_input_kernel(KernelContext& ctx) {
     const int64_t rows = kColumnBudget / g.k() + 1;
     for (int64_t r = 0; r < g.m(); r += rows) {
       const int64_t m = std::min(rows, g.m() - r);
-      gemm<T>(false, true, m, g.k(), g.cout, dy.data<T>() + r * g.cout, f.data<T>(), T(0), out + r * g.k());
+      gemm<T>(false, true, m, g.k(), g.cout, T(1), dy.data<T>() + r * g.cout, f.data<T>(), T(0), out + r * g.k());
     }
     return absl::OkStatus();
   }
@@ -226,7 +226,7 @@ absl::Status conv2d_backprop_input_kernel(KernelContext& ctx) {
   T* cols = scratch.data<T>();
   for (int64_t r0 = 0; r0 < total; r0 += rows) {
     const int64_t r1 = std::min(total, r0 + rows);
-    gemm<T>(false, true, (r1 - r0) * g.ow, g.k(), g.cout, dy.data<T>() + r0 * g.ow * g.cout, f.data<T>(), T(0),
+    gemm<T>(false, true, (r1 - r0) * g.ow, g.k(), g.cout, T(1), dy.data<T>() + r0 * g.ow * g.cout, f.data<T>(), T(0),
             cols);
     col2im(g, cols, r0, r1, out);
   }
@@ -251,8 +251,8 @@ absl::Status conv2d_backprop_filter_kernel(KernelContext& ctx) {
     const int64_t rows = kColumnBudget / g.k() + 1;
     for (int64_t r = 0; r < g.m(); r += rows) {
       const int64_t m = std::min(rows, g.m() - r);
-      gemm<T>(true, false, g.k(), g.cout, m, x.data<T>() + r * g.k(), dy.data<T>() + r * g.cout, r == 0 ? T(0) : T(1),
-              out);
+      gemm<T>(true, false, g.k(), g.cout, m, T(1), x.data<T>() + r * g.k(), dy.data<T>() + r * g.cout,
+              r == 0 ? T(0) : T(1), out);
     }
     return absl::OkStatus();
   }
@@ -262,7 +262,7 @@ absl::Status conv2d_backprop_filter_kernel(KernelContext& ctx) {
   for (int64_t r0 = 0; r0 < total; r0 += rows) {
     const int64_t r1 = std::min(total, r0 + rows);
     im2col(g, x.data<T>(), r0, r1, cols);
-    gemm<T>(true, false, g.k(), g.cout, (r1 - r0) * g.ow, cols, dy.data<T>() + r0 * g.ow * g.cout,
+    gemm<T>(true, false, g.k(), g.cout, (r1 - r0) * g.ow, T(1), cols, dy.data<T>() + r0 * g.ow * g.cout,
             r0 == 0 ? T(0) : T(1), out);
   }
   return absl::OkStatus();

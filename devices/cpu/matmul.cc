@@ -54,7 +54,7 @@ void blas_product(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k,
     if (ta) gemv<T>(true, k, m, a, b, c);  // a stored [k, m]
     else gemv<T>(false, m, k, a, b, c);    // a stored [m, k]
   } else {
-    gemm<T>(ta, tb, m, n, k, a, b, T(0), c);
+    gemm<T>(ta, tb, m, n, k, T(1), a, b, T(0), c);
   }
 }
 

@@ -4,6 +4,10 @@
 #include "devices/kernel_registry.h"
 
 #include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "devices/cpu/blas.h"
 
 namespace tapeflow::cpu {
 
@@ -36,11 +40,40 @@ absl::Status adam_update_kernel(KernelContext& ctx) {
   return absl::OkStatus();
 }
 
+// var + scale op(a) op(b): var copied into the output, then one product accumulated onto it
+// (beta = 1), so neither the product nor its scaled copy is ever stored.
+template <typename T>
+absl::Status matmul_update_kernel(KernelContext& ctx) {
+  const DeviceTensor& var = ctx.input(0);
+  const DeviceTensor& a = ctx.input(1);
+  const DeviceTensor& b = ctx.input(2);
+  const T scale = *ctx.input(3).data<T>();
+  const bool ta = ctx.attrs.get<bool>("transpose_a"), tb = ctx.attrs.get<bool>("transpose_b");
+  DeviceTensor& out = ctx.output(0);
+  const int64_t m = out.shape.dim(0), n = out.shape.dim(1), k = a.shape.dim(ta ? 0 : 1);
+  constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+  if (m > kIntMax || n > kIntMax || k > kIntMax)
+    return absl::UnimplementedError("matrices with a dimension above 2^31 - 1 are not supported");
+  T* c = out.data<T>();
+  const T* v = var.data<T>();
+  if (c != v) {
+    parallel_for(m * n, 1, [&](int64_t begin, int64_t end) {
+      std::memcpy(c + begin, v + begin, sizeof(T) * static_cast<size_t>(end - begin));
+    });
+  }
+  if (m == 0 || n == 0 || k == 0) return absl::OkStatus();
+  const T alpha = ctx.attrs.get<bool>("subtract") ? -scale : scale;
+  gemm<T>(ta, tb, m, n, k, alpha, a.data<T>(), b.data<T>(), T(1), c);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void register_training_kernels(KernelRegistry& r) {
   register_each<float, double>(r, "AdamUpdate", DeviceType::kCPU,
                                []<typename T>() -> KernelFn { return adam_update_kernel<T>; });
+  register_each<float, double>(r, "MatMulUpdate", DeviceType::kCPU,
+                               []<typename T>() -> KernelFn { return matmul_update_kernel<T>; });
 }
 
 }  // namespace tapeflow::cpu

@@ -31,9 +31,45 @@ absl::StatusOr<OutputSpecs> adam_update_shape(const InferenceContext& ctx) {
 OpDef kAdamUpdate{.type = "AdamUpdate", .api_name = "adam_update", .num_inputs = 5, .infer = adam_update_shape,
                   .differentiable = false};
 
+// Inputs var [m, n], a, b (matrices), scale (scalar); attributes transpose_a, transpose_b, subtract.
+absl::StatusOr<OutputSpecs> matmul_update_shape(const InferenceContext& ctx) {
+  static constexpr const char* kNames[] = {"var", "a", "b", "scale"};
+  TF_RETURN_IF_ERROR(check_dtype_in(ctx, 0, "var", shape_fns::kFloating));
+  const TensorSpec& var = ctx.inputs[0];
+  for (int i = 0; i < 4; ++i) {
+    const TensorSpec& in = ctx.inputs[i];
+    if (in.dtype != var.dtype)
+      return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] input '", kNames[i], "' has dtype ",
+                                                     dtype_name(in.dtype), "; 'var' has ", dtype_name(var.dtype)));
+    const int rank = i == 3 ? 0 : 2;
+    if (in.shape.rank() != rank)
+      return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] input '", kNames[i], "' has shape ",
+                                                     in.shape.to_string(), "; it must be ",
+                                                     rank == 0 ? "a scalar" : "a matrix"));
+  }
+  for (const char* attr : {"transpose_a", "transpose_b", "subtract"})
+    if (!ctx.attrs.has(attr)) return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] attribute '", attr, "' is missing"));
+  const bool ta = ctx.attrs.get<bool>("transpose_a"), tb = ctx.attrs.get<bool>("transpose_b");
+  const Shape& a = ctx.inputs[1].shape;
+  const Shape& b = ctx.inputs[2].shape;
+  const Shape product{a.dim(ta ? 1 : 0), b.dim(tb ? 0 : 1)};
+  const int64_t ka = a.dim(ta ? 0 : 1), kb = b.dim(tb ? 1 : 0);
+  if ((ka >= 0 && kb >= 0 && ka != kb) || !product.is_compatible_with(var.shape))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "[", ctx.op, "] op(a) op(b) of 'a' ", a.to_string(), " (transpose_a=", ta ? "true" : "false", ") and 'b' ",
+        b.to_string(), " (transpose_b=", tb ? "true" : "false", ") does not give var's shape ", var.shape.to_string()));
+  return OutputSpecs{var};
+}
+
+OpDef kMatMulUpdate{.type = "MatMulUpdate", .api_name = "matmul_update", .num_inputs = 4,
+                    .infer = matmul_update_shape, .differentiable = false};
+
 }  // namespace
 
-void register_training_ops(OpRegistry& r) { r.add(kAdamUpdate); }
+void register_training_ops(OpRegistry& r) {
+  r.add(kAdamUpdate);
+  r.add(kMatMulUpdate);
+}
 
 std::array<Tensor, 3> adam_update(const Tensor& var, const Tensor& m, const Tensor& v, const Tensor& grad,
                                   const Tensor& lr_t, double beta_1, double beta_2, double epsilon,
@@ -42,6 +78,14 @@ std::array<Tensor, 3> adam_update(const Tensor& var, const Tensor& m, const Tens
   TensorList out = execute(OpCall{kAdamUpdate, inputs,
                                   AttrMap{{"beta_1", beta_1}, {"beta_2", beta_2}, {"epsilon", epsilon}}, loc});
   return {std::move(out[0]), std::move(out[1]), std::move(out[2])};
+}
+
+Tensor matmul_update(const Tensor& var, const Tensor& a, const Tensor& b, const Tensor& scale, bool transpose_a,
+                     bool transpose_b, bool subtract, std::source_location loc) {
+  const Tensor inputs[4] = {var, a, b, scale};
+  return execute_single(
+      kMatMulUpdate, inputs,
+      AttrMap{{"transpose_a", transpose_a}, {"transpose_b", transpose_b}, {"subtract", subtract}}, loc);
 }
 
 bool has_fused_update_kernel(const Device* device, DType dtype) {

@@ -5,6 +5,7 @@
 // values are returned, and the optimizer assigns them.
 //
 //   auto [var_t, m_t, v_t] = adam_update(var, m, v, grad, lr_t, 0.9, 0.999, 1e-7);
+//   Tensor w_t = matmul_update(w, x, dy, lr, /*transpose_a=*/true, false, /*subtract=*/true);
 #pragma once
 
 #include <array>
@@ -21,6 +22,15 @@ namespace tapeflow {
 std::array<Tensor, 3> adam_update(const Tensor& var, const Tensor& m, const Tensor& v, const Tensor& grad,
                                   const Tensor& lr_t, double beta_1, double beta_2, double epsilon,
                                   std::source_location loc = std::source_location::current());
+
+// var + scale op(a) op(b), or var - scale op(a) op(b) with `subtract`: a gradient step whose
+// gradient is a matrix product (a dense layer's weights: w - lr x^T dy) as one product that
+// accumulates into a copy of var, without the product's temporary, its scaling and the
+// subtraction. var, a and b are matrices of one float dtype; scale a scalar of that dtype.
+// The graph executor folds MatMul -> Mul by a scalar -> AssignSub into it (Note [MatMul update]
+// in graph/matmul_update_fusion.cc).
+Tensor matmul_update(const Tensor& var, const Tensor& a, const Tensor& b, const Tensor& scale, bool transpose_a,
+                     bool transpose_b, bool subtract, std::source_location loc = std::source_location::current());
 
 // True when the fused update has a kernel for tensors of `dtype` on `device` (CPU: float32 and
 // float64); elsewhere an optimizer writes the same update with elementwise ops.

@@ -8,6 +8,8 @@
 #include "core/errors.h"
 #include "devices/device_manager.h"
 #include "eager/ops/binary.h"
+#include "eager/ops/matmul.h"
+#include "eager/ops/random.h"
 #include "eager/ops/unary.h"
 #include "tests/support/test_util.h"
 
@@ -72,6 +74,55 @@ TEST(AdamUpdateTest, TheCpuHasTheFusedKernel) {
   EXPECT_TRUE(has_fused_update_kernel(cpu, DType::kFloat64));
   EXPECT_FALSE(has_fused_update_kernel(cpu, DType::kInt32));
   EXPECT_FALSE(has_fused_update_kernel(nullptr, DType::kFloat32));
+}
+
+TEST(MatMulUpdateTest, ByHand) {
+  const Tensor w = {{1.0, 2.0}, {3.0, 4.0}};
+  const Tensor x = {{1.0, 0.0, 2.0}, {0.0, 1.0, 1.0}};  // [2, 3]
+  const Tensor y = {{1.0, 1.0}, {2.0, 0.0}, {0.0, 3.0}};  // [3, 2]; x y = [[1, 7], [2, 3]]
+  const Tensor out = matmul_update(w, x, y, Tensor(0.5), false, false, /*subtract=*/true);
+  EXPECT_EQ(out.dtype(), DType::kFloat64);
+  EXPECT_EQ(out.shape(), (Shape{2, 2}));
+  EXPECT_EQ(out.to_vector<double>(), (std::vector<double>{0.5, -1.5, 2.0, 2.5}));
+  const Tensor added = matmul_update(w, x, y, Tensor(2.0), false, false, /*subtract=*/false);
+  EXPECT_EQ(added.to_vector<double>(), (std::vector<double>{3.0, 16.0, 7.0, 10.0}));
+  // The variable's value is an input, not an output: it is unchanged.
+  EXPECT_EQ(w.to_vector<double>(), (std::vector<double>{1.0, 2.0, 3.0, 4.0}));
+}
+
+// Every transpose combination, at a size OpenBLAS takes, against the unfused update.
+TEST(MatMulUpdateTest, EqualsTheUnfusedUpdate) {
+  const int64_t m = 70, n = 90, k = 40;
+  const Tensor w = random_normal({m, n}, 0.0, 1.0, DType::kFloat32, 11);
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      const Tensor a = random_normal(ta ? Shape{k, m} : Shape{m, k}, 0.0, 1.0, DType::kFloat32, 12);
+      const Tensor b = random_normal(tb ? Shape{n, k} : Shape{k, n}, 0.0, 1.0, DType::kFloat32, 13);
+      const std::vector<float> fused = matmul_update(w, a, b, Tensor(0.01f), ta, tb, true).to_vector<float>();
+      const std::vector<float> unfused = (w - matmul(a, b, ta, tb) * 0.01f).to_vector<float>();
+      ASSERT_EQ(fused.size(), unfused.size());
+      for (size_t i = 0; i < fused.size(); ++i)
+        ASSERT_NEAR(fused[i], unfused[i], 1e-5f) << "ta=" << ta << " tb=" << tb << " at " << i;
+    }
+  }
+}
+
+TEST(MatMulUpdateTest, BadInputsAreTypedErrors) {
+  const Tensor w = {{1.f, 2.f}, {3.f, 4.f}}, s = 0.1f;
+  EXPECT_THAT(error_of([&] { matmul_update(w, w, Tensor{{1.0, 2.0}, {3.0, 4.0}}, s, false, false, true); }),
+              HasSubstr("[matmul_update] input 'b' has dtype float64; 'var' has float32"));
+  EXPECT_THAT(error_of([&] { matmul_update(w, w, w, Tensor{0.1f, 0.2f}, false, false, true); }),
+              HasSubstr("[matmul_update] input 'scale' has shape [2]; it must be a scalar"));
+  EXPECT_THAT(error_of([&] { matmul_update(w, Tensor{1.f, 2.f}, w, s, false, false, true); }),
+              HasSubstr("[matmul_update] input 'a' has shape [2]; it must be a matrix"));
+  const Tensor wide = {{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}};  // [2, 3]
+  EXPECT_THAT(error_of([&] { matmul_update(w, wide, w, s, false, false, true); }),
+              HasSubstr("[matmul_update] op(a) op(b) of 'a' [2,3] (transpose_a=false) and 'b' [2,2] "
+                        "(transpose_b=false) does not give var's shape [2,2]"));
+  EXPECT_THAT(error_of([&] { matmul_update(w, wide, wide, s, false, false, true); }), HasSubstr("training_test.cc:"));
+  const Tensor ints = {{1, 2}, {3, 4}};
+  EXPECT_THAT(error_of([&] { matmul_update(ints, ints, ints, Tensor(1), false, false, true); }),
+              HasSubstr("[matmul_update] input 'var' has dtype int32"));
 }
 
 }  // namespace

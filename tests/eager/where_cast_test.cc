@@ -1,6 +1,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <vector>
+
 #include "core/errors.h"
 #include "eager/ops/binary.h"
 #include "eager/ops/cast.h"
@@ -24,6 +27,35 @@ TEST(WhereTest, SelectsWithBroadcastingAndWeakScalar) {
   Tensor s = where(c, a, b);
   EXPECT_EQ(s.shape(), (Shape{2, 3}));
   EXPECT_THAT(s.to_vector<int32_t>(), ElementsAre(1, 2, 3, 7, 8, 9));
+}
+
+// Every row loop of the kernel (both branches full, either one a scalar, a broadcast row) on a
+// tensor large enough to be split over the intra-op pool, against the rule element by element.
+TEST(WhereTest, LargeTensorsTakeEveryRowLoop) {
+  const int64_t rows = 96, cols = 300;
+  std::vector<float> xs(rows * cols), ys(rows * cols);
+  std::vector<uint8_t> cs(rows * cols);
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    xs[i] = static_cast<float>(i);
+    ys[i] = -static_cast<float>(i);
+    cs[i] = (i * 7) % 3 == 0;
+  }
+  const Tensor x(xs, Shape{rows, cols}), y(ys, Shape{rows, cols});
+  const Tensor c = cast(Tensor(std::vector<uint8_t>(cs), Shape{rows, cols}), DType::kBool);
+  const Tensor row = Tensor(std::vector<float>(xs.begin(), xs.begin() + cols), Shape{cols});
+  struct Case { const char* name; Tensor x, y; std::function<float(int64_t)> x_at, y_at; };
+  const Case cases[] = {
+      {"both full", x, y, [&](int64_t i) { return xs[i]; }, [&](int64_t i) { return ys[i]; }},
+      {"y scalar", x, Tensor(0.5f), [&](int64_t i) { return xs[i]; }, [](int64_t) { return 0.5f; }},
+      {"x scalar", Tensor(0.5f), y, [](int64_t) { return 0.5f; }, [&](int64_t i) { return ys[i]; }},
+      {"x a row", row, y, [&](int64_t i) { return xs[i % cols]; }, [&](int64_t i) { return ys[i]; }},
+  };
+  for (const Case& k : cases) {
+    const std::vector<float> got = where(c, k.x, k.y).to_vector<float>();
+    ASSERT_EQ(got.size(), xs.size()) << k.name;
+    for (int64_t i = 0; i < rows * cols; ++i)
+      ASSERT_EQ(got[i], cs[i] ? k.x_at(i) : k.y_at(i)) << k.name << " at " << i;
+  }
 }
 
 TEST(WhereTest, Errors) {

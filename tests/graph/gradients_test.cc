@@ -17,17 +17,6 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-// |a - b| <= 1e-6 * max(1, |b|), elementwise, with equal shapes and dtypes.
-void expect_close(const Tensor& actual, const Tensor& expected, double tol = 1e-6) {
-  ASSERT_TRUE(actual.defined());
-  ASSERT_EQ(actual.shape(), expected.shape());
-  ASSERT_EQ(actual.dtype(), expected.dtype());
-  const std::vector<double> a = cast(actual, DType::kFloat64).to_vector<double>();
-  const std::vector<double> e = cast(expected, DType::kFloat64).to_vector<double>();
-  for (size_t i = 0; i < a.size(); ++i)
-    EXPECT_NEAR(a[i], e[i], tol * std::max(1.0, std::abs(e[i]))) << "element " << i;
-}
-
 TEST(GradientsTest, PolynomialMatchesTheTape) {
   const Tensor x_value = {-1.5f, 0.f, 0.5f, 2.f};
   auto f = [](const Tensor& x) { return 3.f * x * x * x - 2.f * square(x) + x / 4.f - 1.f; };

@@ -1,10 +1,17 @@
 // Helpers shared by the test suites.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "core/errors.h"
+#include "eager/ops/cast.h"
+#include "eager/tensor.h"
 
 namespace tapeflow {
 
@@ -19,6 +26,17 @@ template <typename E = InvalidArgumentError, typename Fn> std::string error_of(F
     return std::string("wrong exception type: ") + e.what();
   }
   return "no exception of the expected type";
+}
+
+// |a - b| <= tol * max(1, |b|), elementwise, with equal shapes and dtypes.
+inline void expect_close(const Tensor& actual, const Tensor& expected, double tol = 1e-6) {
+  ASSERT_TRUE(actual.defined());
+  ASSERT_EQ(actual.shape(), expected.shape());
+  ASSERT_EQ(actual.dtype(), expected.dtype());
+  const std::vector<double> a = cast(actual, DType::kFloat64).to_vector<double>();
+  const std::vector<double> e = cast(expected, DType::kFloat64).to_vector<double>();
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_NEAR(a[i], e[i], tol * std::max(1.0, std::abs(e[i]))) << "element " << i;
 }
 
 }  // namespace tapeflow
