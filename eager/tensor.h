@@ -96,6 +96,11 @@ class Tensor {
   std::string to_string() const;
 
   const TensorImpl* impl() const { return impl_.get(); }
+  // True when no other handle, view or graph slot shares this tensor's storage: only then may
+  // its owner (a Variable's in-place update, Note [In-place update]) write into it unseen.
+  bool holds_storage_alone() const {
+    return impl_ && impl_.use_count() == 1 && device_tensor().buffer && device_tensor().buffer.use_count() == 1;
+  }
 
  private:
   explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}

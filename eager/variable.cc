@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
 #include "devices/device_manager.h"
+#include "devices/kernel_registry.h"
 #include "eager/context.h"
 #include "eager/ops/binary.h"
 
@@ -53,6 +54,27 @@ Tensor on_device(const Tensor& t, Device* device, const char* api, std::source_l
   auto copy = DeviceManager::global().copy_to(t.device_tensor(), device);
   if (!copy.ok()) throw_status(with_op_prefix(copy.status(), api), loc);
   return Tensor::from_device_tensor(*std::move(copy));
+}
+
+// Note [In-place update]: when nothing but the variable holds its value (no reader kept a
+// handle, no tape saved it, no graph slot has it), assign_add / assign_sub write into the value's
+// buffer, as TensorFlow's resource variables update in place: no new buffer, and the weights stay
+// in cache. The lock is held while the kernel runs, so a reader waits and then sees the new value;
+// anyone holding the old value keeps the functional path (their tensor never changes). The delta
+// has the variable's dtype, shape and device here, so the kernel cannot fail. Measured on the MLP
+// step (784x256 weights): the subtraction's new 800 KB buffer and its pass over cold memory.
+template <typename State>
+std::optional<Tensor> update_in_place(State& s, bool adding, const Tensor& d) {
+  if (d.shape() != s.shape || d.device() != s.device) return std::nullopt;
+  const KernelFn kernel = KernelRegistry::global().find(adding ? "Add" : "Sub", s.device->type(), s.dtype);
+  if (kernel == nullptr) return std::nullopt;
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.value.holds_storage_alone() || s.value.device() != s.device) return std::nullopt;
+  DeviceTensor out = s.value.device_tensor();  // the same buffer
+  const DeviceTensor* inputs[2] = {&s.value.device_tensor(), &d.device_tensor()};
+  KernelContext ctx{s.device, adding ? "assign_add" : "assign_sub", inputs, absl::MakeSpan(&out, 1), AttrMap()};
+  if (!kernel(ctx).ok()) return std::nullopt;  // not expected (checked inputs); the functional path reports it
+  return s.value;
 }
 
 }  // namespace
@@ -178,6 +200,7 @@ Tensor Variable::update(const char* api, const Operand& delta, Compute compute, 
   auto broadcast = broadcast_shapes(s.shape, d.shape());
   if (d.dtype() != s.dtype || !broadcast.ok() || *broadcast != s.shape)
     throw_mismatch(api, s.name, s.dtype, s.shape, adding ? "add" : "subtract", d.dtype(), d.shape(), loc);
+  if (std::optional<Tensor> updated = update_in_place(s, adding, d)) return *std::move(updated);
   // Optimistic read-modify-write: no lock is held while the kernel runs; if another update
   // landed meanwhile, recompute from the newer value. Updates are not differentiable, so
   // tapes do not record them.

@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "devices/device_manager.h"
 #include "eager/context.h"
+#include "eager/ops/array.h"
 #include "eager/ops/binary.h"
 #include "eager/ops/creation.h"
 #include "eager/ops/unary.h"
@@ -108,6 +109,28 @@ TEST(VariableTest, AssignAddAndSub) {
   EXPECT_EQ(step.read().item<int64_t>(), 3);
   step.assign_sub(5);
   EXPECT_EQ(step.read().item<int64_t>(), -2);
+}
+
+// Note [In-place update]: with nobody else holding the value, the update reuses its buffer;
+// a value someone holds never changes under them.
+TEST(VariableTest, UpdatesWriteInPlaceOnlyIntoAValueNobodyElseHolds) {
+  Variable w(Tensor{{1.f, 2.f}, {3.f, 4.f}}, "w");
+  const void* storage = w.read().device_tensor().data<float>();
+  w.assign_sub(Tensor{{1.f, 1.f}, {1.f, 1.f}});
+  EXPECT_EQ(w.read().device_tensor().data<float>(), storage);
+  EXPECT_THAT(w.read().to_vector<float>(), ElementsAre(0.f, 1.f, 2.f, 3.f));
+
+  const Tensor held = w.read();  // a reader keeps the old value: the update makes a new one
+  w.assign_add(Tensor{{10.f, 10.f}, {10.f, 10.f}});
+  EXPECT_THAT(held.to_vector<float>(), ElementsAre(0.f, 1.f, 2.f, 3.f));
+  EXPECT_THAT(w.read().to_vector<float>(), ElementsAre(10.f, 11.f, 12.f, 13.f));
+  EXPECT_NE(w.read().device_tensor().data<float>(), held.device_tensor().data<float>());
+
+  // A view of the value (reshape shares the buffer) counts as a holder too.
+  const Tensor view = reshape(w.read(), {4});
+  w.assign_sub(Tensor{{10.f, 10.f}, {10.f, 10.f}});
+  EXPECT_THAT(view.to_vector<float>(), ElementsAre(10.f, 11.f, 12.f, 13.f));
+  EXPECT_THAT(w.read().to_vector<float>(), ElementsAre(0.f, 1.f, 2.f, 3.f));
 }
 
 TEST(VariableTest, AssignAddErrorsLeaveTheValue) {
