@@ -8,23 +8,34 @@ namespace tapeflow {
 
 namespace {
 
+// The checks every fused update shares: input 0 ('var') of a float dtype, every input of var's
+// dtype, and the named attributes present.
+absl::Status check_update_inputs(const InferenceContext& ctx, absl::Span<const char* const> names,
+                                 std::initializer_list<const char*> attrs) {
+  TF_RETURN_IF_ERROR(check_dtype_in(ctx, 0, "var", shape_fns::kFloating));
+  const DType var = ctx.inputs[0].dtype;
+  for (size_t i = 1; i < names.size(); ++i)
+    if (ctx.inputs[i].dtype != var)
+      return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] input '", names[i], "' has dtype ",
+                                                     dtype_name(ctx.inputs[i].dtype), "; 'var' has ", dtype_name(var)));
+  for (const char* attr : attrs)
+    if (!ctx.attrs.has(attr))
+      return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] attribute '", attr, "' is missing"));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<OutputSpecs> adam_update_shape(const InferenceContext& ctx) {
   static constexpr const char* kNames[] = {"var", "m", "v", "grad", "lr_t"};
-  TF_RETURN_IF_ERROR(check_dtype_in(ctx, 0, "var", shape_fns::kFloating));
+  TF_RETURN_IF_ERROR(check_update_inputs(ctx, kNames, {"beta_1", "beta_2", "epsilon"}));
   const TensorSpec& var = ctx.inputs[0];
   for (int i = 1; i < 5; ++i) {
     const TensorSpec& in = ctx.inputs[i];
-    if (in.dtype != var.dtype)
-      return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] input '", kNames[i], "' has dtype ",
-                                                     dtype_name(in.dtype), "; 'var' has ", dtype_name(var.dtype)));
     const bool scalar = i == 4;
     if (scalar ? in.shape.rank() != 0 : !in.shape.is_compatible_with(var.shape))
       return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] input '", kNames[i], "' has shape ",
                                                      in.shape.to_string(), "; it must be ",
                                                      scalar ? "a scalar" : absl::StrCat("var's ", var.shape.to_string())));
   }
-  for (const char* attr : {"beta_1", "beta_2", "epsilon"})
-    if (!ctx.attrs.has(attr)) return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] attribute '", attr, "' is missing"));
   return OutputSpecs{var, var, var};
 }
 
@@ -34,21 +45,16 @@ OpDef kAdamUpdate{.type = "AdamUpdate", .api_name = "adam_update", .num_inputs =
 // Inputs var [m, n], a, b (matrices), scale (scalar); attributes transpose_a, transpose_b, subtract.
 absl::StatusOr<OutputSpecs> matmul_update_shape(const InferenceContext& ctx) {
   static constexpr const char* kNames[] = {"var", "a", "b", "scale"};
-  TF_RETURN_IF_ERROR(check_dtype_in(ctx, 0, "var", shape_fns::kFloating));
+  TF_RETURN_IF_ERROR(check_update_inputs(ctx, kNames, {"transpose_a", "transpose_b", "subtract"}));
   const TensorSpec& var = ctx.inputs[0];
   for (int i = 0; i < 4; ++i) {
     const TensorSpec& in = ctx.inputs[i];
-    if (in.dtype != var.dtype)
-      return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] input '", kNames[i], "' has dtype ",
-                                                     dtype_name(in.dtype), "; 'var' has ", dtype_name(var.dtype)));
     const int rank = i == 3 ? 0 : 2;
     if (in.shape.rank() != rank)
       return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] input '", kNames[i], "' has shape ",
                                                      in.shape.to_string(), "; it must be ",
                                                      rank == 0 ? "a scalar" : "a matrix"));
   }
-  for (const char* attr : {"transpose_a", "transpose_b", "subtract"})
-    if (!ctx.attrs.has(attr)) return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] attribute '", attr, "' is missing"));
   const bool ta = ctx.attrs.get<bool>("transpose_a"), tb = ctx.attrs.get<bool>("transpose_b");
   const Shape& a = ctx.inputs[1].shape;
   const Shape& b = ctx.inputs[2].shape;
