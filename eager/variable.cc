@@ -63,18 +63,9 @@ Tensor on_device(const Tensor& t, Device* device, const char* api, std::source_l
 // anyone holding the old value keeps the functional path (their tensor never changes). The delta
 // has the variable's dtype, shape and device here, so the kernel cannot fail. Measured on the MLP
 // step (784x256 weights): the subtraction's new 800 KB buffer and its pass over cold memory.
-template <typename State>
-std::optional<Tensor> update_in_place(State& s, bool adding, const Tensor& d) {
-  if (d.shape() != s.shape || d.device() != s.device) return std::nullopt;
-  const KernelFn kernel = KernelRegistry::global().find(adding ? "Add" : "Sub", s.device->type(), s.dtype);
-  if (kernel == nullptr) return std::nullopt;
-  std::lock_guard<std::mutex> lock(s.mu);
-  if (!s.value.holds_storage_alone() || s.value.device() != s.device) return std::nullopt;
-  DeviceTensor out = s.value.device_tensor();  // the same buffer
-  const DeviceTensor* inputs[2] = {&s.value.device_tensor(), &d.device_tensor()};
-  KernelContext ctx{s.device, adding ? "assign_add" : "assign_sub", inputs, absl::MakeSpan(&out, 1), AttrMap()};
-  if (!kernel(ctx).ok()) return std::nullopt;  // not expected (checked inputs); the functional path reports it
-  return s.value;
+KernelFn in_place_kernel(bool adding, const Tensor& d, const Shape& shape, Device* device, DType dtype) {
+  if (d.shape() != shape || d.device() != device) return nullptr;
+  return KernelRegistry::global().find(adding ? "Add" : "Sub", device->type(), dtype);
 }
 
 }  // namespace
@@ -200,7 +191,17 @@ Tensor Variable::update(const char* api, const Operand& delta, Compute compute, 
   auto broadcast = broadcast_shapes(s.shape, d.shape());
   if (d.dtype() != s.dtype || !broadcast.ok() || *broadcast != s.shape)
     throw_mismatch(api, s.name, s.dtype, s.shape, adding ? "add" : "subtract", d.dtype(), d.shape(), loc);
-  if (std::optional<Tensor> updated = update_in_place(s, adding, d)) return *std::move(updated);
+  if (const KernelFn kernel = in_place_kernel(adding, d, s.shape, s.device, s.dtype)) {
+    const bool done = write_in_place([&](DeviceTensor& value) {
+      const DeviceTensor* inputs[2] = {&value, &d.device_tensor()};
+      KernelContext ctx{s.device, api, inputs, absl::MakeSpan(&value, 1), AttrMap()};
+      (void)kernel(ctx);  // same dtype, shape and device: an elementwise kernel cannot fail here
+    });
+    if (done) {
+      std::lock_guard<std::mutex> lock(s.mu);
+      return s.value;
+    }
+  }
   // Optimistic read-modify-write: no lock is held while the kernel runs; if another update
   // landed meanwhile, recompute from the newer value. Updates are not differentiable, so
   // tapes do not record them.
@@ -218,6 +219,15 @@ Tensor Variable::update(const char* api, const Operand& delta, Compute compute, 
       return next;
     }
   }
+}
+
+bool Variable::write_in_place(absl::FunctionRef<void(DeviceTensor& value)> write) {
+  State& s = *state_;
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.value.holds_storage_alone() || s.value.device() != s.device) return false;
+  DeviceTensor storage = s.value.device_tensor();  // the same buffer
+  write(storage);
+  return true;
 }
 
 Tensor Variable::assign_add(const Operand& delta, std::source_location loc) {

@@ -22,8 +22,9 @@
 // (run it, or use it in control_dependencies). Such a variable's value lives in each Session.
 //
 // Thread-safety: all methods may be called concurrently. read() and assign() are atomic;
-// assign_add/assign_sub are atomic read-modify-writes (computed outside the lock and
-// retried if another update landed in between, so no lock is held while a kernel runs).
+// assign_add/assign_sub are atomic read-modify-writes: in place under the lock when nothing
+// else holds the value (Note [In-place update] in variable.cc), otherwise computed outside the
+// lock and retried if another update landed in between.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +34,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/functional/function_ref.h"
 #include "eager/operand.h"
 #include "eager/symbolic.h"
 #include "eager/tensor.h"
@@ -57,6 +59,12 @@ class Variable {
   // variable's dtype and broadcast to its shape.
   Tensor assign_add(const Operand& delta, std::source_location loc = std::source_location::current());
   Tensor assign_sub(const Operand& delta, std::source_location loc = std::source_location::current());
+
+  // Runs `write` on the value's own storage under the variable's lock when nothing else holds
+  // it (Note [In-place update]) and returns true; returns false, running nothing, otherwise.
+  // `write` must keep the dtype and shape and must not fail part-way. For runtimes that fold an
+  // update into one kernel (the graph executor's MatMul update, graph/matmul_update_fusion.cc).
+  bool write_in_place(absl::FunctionRef<void(DeviceTensor& value)> write);
 
   // Set for a variable created while building a graph: its nodes there (null for eager ones).
   const GraphVariableInfo* graph_info() const;

@@ -246,7 +246,7 @@ struct Plan::RunContext {
   std::vector<DeviceTensor> slots;
   std::unique_ptr<std::atomic<int>[]> uses_left;  // parallel mode
   std::mutex overlay_mu;
-  absl::flat_hash_map<int64_t, std::pair<Variable, Tensor>> overlay;  // writes of this run
+  VariableOverlay overlay;  // writes of this run
   bool tracing = false;
   Clock::time_point start;
   std::mutex stats_mu;
@@ -407,7 +407,7 @@ void Plan::run_fused(const PlanStep& step, RunContext& rc) const {
 namespace {
 
 Tensor read_variable_value(const Variable& v, SessionState& state,
-                           absl::flat_hash_map<int64_t, std::pair<Variable, Tensor>>& overlay, std::mutex& overlay_mu,
+                           VariableOverlay& overlay, std::mutex& overlay_mu,
                            const Plan& plan, const Node& node) {
   {
     std::lock_guard<std::mutex> lock(overlay_mu);
@@ -493,6 +493,7 @@ void Plan::run_step(const PlanStep& step, RunContext& rc) const {
     }
     case PlanStep::Kind::kAssignAdd:
     case PlanStep::Kind::kAssignSub: {
+      if (step.matmul_update && step.matmul_update->at_commit) break;  // runs in place at the commit
       const Tensor current = read_variable_value(*node.variable, *rc.state, rc.overlay, rc.overlay_mu, *this, node);
       Tensor next;
       if (step.matmul_update) {
@@ -709,6 +710,9 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& feeds, SessionState& st
 
   if (parallel_ && pool && pool->size() > 0) run_parallel(rc, *pool);
   else run_sequential(rc);
+  const Node* failed = nullptr;
+  if (absl::Status st = run_commit_updates(rc.slots, rc.overlay, state, &failed); !st.ok())
+    throw_node_error(*failed, st);
 
   // The run succeeded: commit variable writes (Note [Executor]).
   {

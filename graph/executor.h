@@ -50,7 +50,13 @@ struct FusedMatMulUpdate {
   int scale_input = -1;  // the Mul step's scalar input (0 or 1)
   KernelFn kernel = nullptr;
   AttrMap attrs;         // transpose_a, transpose_b, subtract
+  // Run in place on the variable's storage after every other step succeeded (Note [MatMul
+  // update]); the step itself then does nothing.
+  bool at_commit = false;
 };
+
+// A run's variable writes, committed when the whole run succeeds: id -> (variable, new value).
+using VariableOverlay = absl::flat_hash_map<int64_t, std::pair<Variable, Tensor>>;
 
 struct PlanStep {
   enum class Kind : uint8_t {
@@ -121,9 +127,14 @@ class Plan {
   void run_fused(const PlanStep& step, RunContext& rc) const;
   void fuse_elementwise_chains();
   void fuse_matmul_updates();
+  bool can_wait_for_commit(int update_step) const;
   // The variable's next value from its current one, for a step with a fused MatMul update.
   absl::StatusOr<Tensor> run_matmul_update(const PlanStep& step, const Tensor& current,
                                            const std::vector<DeviceTensor>& slots) const;
+  // The updates left for the commit (at_commit), once every step has run; on failure returns the
+  // error and sets *failed to its node (nothing is written then).
+  absl::Status run_commit_updates(const std::vector<DeviceTensor>& slots, VariableOverlay& overlay,
+                                  SessionState& state, const Node** failed) const;
   void run_sequential(RunContext& rc) const;
   void run_parallel(RunContext& rc, InterOpPool& pool) const;
   std::vector<PartitionGraph> partition_graphs() const;
@@ -137,6 +148,7 @@ class Plan {
   std::vector<bool> slot_pinned_;    // fetched or fed: never released or reused
   bool parallel_ = false;
   std::vector<int> roots_;           // steps with no predecessors
+  std::vector<int> commit_updates_;  // steps whose MatMul update runs at the commit
 };
 
 // A fixed set of threads that run a plan's ready steps (one pool per Session).

@@ -66,6 +66,70 @@ TEST(MatMulUpdateFusionTest, ASgdStepOnDenseWeightsRunsAsOneKernel) {
   expect_close(sess.run(Fetch(*step.w)), step.w0 - delta - delta, 1e-5);
 }
 
+// Run as a target (nobody reads its result), the update waits for the commit and accumulates
+// into the variable's own storage: no new buffer, the same values.
+TEST(MatMulUpdateFusionTest, ATargetUpdateWritesTheVariableInPlaceAtTheCommit) {
+  DenseStep step(/*subtract=*/true);
+  Session sess(step.g);
+  sess.run(step.init);
+  const Operation update = producer(step.updated);
+  // The initializer's value is the graph constant's, shared: the first update makes a new one.
+  sess.run({}, step.feeds(), {update});
+  const void* storage = sess.run(Fetch(*step.w)).device_tensor().data<float>();  // the fetch is let go
+  sess.run({}, step.feeds(), {update});
+  const Tensor after = sess.run(Fetch(*step.w));
+  const Tensor delta = matmul(step.xv, step.dyv, true, false) * 0.1f;
+  expect_close(after, step.w0 - delta - delta, 1e-5);
+  EXPECT_EQ(after.device_tensor().data<float>(), storage);
+}
+
+// A captured eager variable, as a traced training step updates it.
+TEST(MatMulUpdateFusionTest, ATracedStepUpdatesACapturedVariableInPlace) {
+  Variable w(random_normal({6, 4}, 0.0, 1.0, DType::kFloat32, 21), "w");
+  const Tensor w0 = w.read() * 1.f;  // a copy: w's own storage stays unshared
+  auto train = function([&](const Tensor& x, const Tensor& dy) {
+    w.assign_sub(matmul(x, dy, true, false) * 0.5f);
+    return reduce_sum(dy);
+  });
+  const Tensor x = random_normal({3, 6}, 0.0, 1.0, DType::kFloat32, 22);
+  const Tensor dy = random_normal({3, 4}, 0.0, 1.0, DType::kFloat32, 23);
+  train(x, dy);  // traces and runs
+  const void* storage = w.read().device_tensor().data<float>();
+  train(x, dy);
+  const Tensor delta = matmul(x, dy, true, false) * 0.5f;
+  expect_close(w.read(), w0 - delta - delta, 1e-5);
+  EXPECT_EQ(w.read().device_tensor().data<float>(), storage);
+}
+
+// Another step of the run fails after the update's place in the plan: the variable is unchanged.
+TEST(MatMulUpdateFusionTest, AFailedRunLeavesTheVariableAsItWas) {
+  DenseStep step(/*subtract=*/true);
+  Tensor numerator, denominator, quotient;
+  {
+    auto scope = step.g.as_default();
+    numerator = placeholder(DType::kInt32, {2}, "numerator");
+    denominator = placeholder(DType::kInt32, {2}, "denominator");
+    quotient = floor_div(numerator, denominator);
+  }
+  Session sess(step.g);
+  sess.run(step.init);
+  FeedList feeds = step.feeds();
+  feeds.emplace_back(numerator, Tensor{1, 2});
+  feeds.emplace_back(denominator, Tensor{1, 0});
+  EXPECT_THAT(error_of([&] { sess.run({quotient}, feeds, {producer(step.updated)}); }),
+              ::testing::HasSubstr("Integer division by zero"));
+  expect_close(sess.run(Fetch(*step.w)), step.w0, 0);
+}
+
+TEST(MatMulUpdateFusionTest, AnUninitializedVariableIsAFailedPreconditionAtTheCommit) {
+  DenseStep step(/*subtract=*/true);
+  Session sess(step.g);  // no initializer run
+  EXPECT_THAT(error_of<FailedPreconditionError>([&] { sess.run({}, step.feeds(), {producer(step.updated)}); }),
+              ::testing::HasSubstr("Attempting to use uninitialized value w"));
+  sess.run(step.init);  // nothing was written: the initial value is still there
+  expect_close(sess.run(Fetch(*step.w)), step.w0, 0);
+}
+
 TEST(MatMulUpdateFusionTest, AssignAddWithTheScaleFirst) {
   DenseStep step(/*subtract=*/false, /*scale_first=*/true);
   Session sess(step.g);
