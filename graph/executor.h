@@ -132,9 +132,11 @@ class Plan {
   absl::StatusOr<Tensor> run_matmul_update(const PlanStep& step, const Tensor& current,
                                            const std::vector<DeviceTensor>& slots) const;
   // The updates left for the commit (at_commit), once every step has run; on failure returns the
-  // error and sets *failed to its node (nothing is written then).
+  // error and sets *failed to its node (nothing is written then). With `nanos`, adds each
+  // update's (step, duration) for the run's step statistics.
   absl::Status run_commit_updates(const std::vector<DeviceTensor>& slots, VariableOverlay& overlay,
-                                  SessionState& state, const Node** failed) const;
+                                  SessionState& state, const Node** failed,
+                                  std::vector<std::pair<int, int64_t>>* nanos) const;
   void run_sequential(RunContext& rc) const;
   void run_parallel(RunContext& rc, InterOpPool& pool) const;
   std::vector<PartitionGraph> partition_graphs() const;
