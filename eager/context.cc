@@ -1,6 +1,8 @@
 #include "eager/context.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -18,12 +20,40 @@ struct DeviceScopeEntry {
   Device* resolved = nullptr;  // the local device, found on first eager use
 };
 
+// Note [Shape cache]: an eager loop calls the same op on the same dtypes and shapes over and
+// over, and shape inference (the specs it takes, the StatusOr it returns) was a fifth of a
+// 1-element add. Shape functions are pure in their input specs and attributes, so for calls
+// without attributes each thread keeps the last result per op (direct-mapped on the OpDef's
+// address) and reuses it when the inputs' dtypes and shapes are the same.
+struct InferredSpecs {
+  static constexpr int kMaxInputs = 3;
+  const OpDef* op = nullptr;
+  int num_inputs = 0;
+  std::array<TensorSpec, kMaxInputs> inputs;
+  OutputSpecs outputs;
+
+  bool matches(const OpDef& o, absl::Span<const Tensor> in) const {
+    if (op != &o || num_inputs != static_cast<int>(in.size())) return false;
+    for (int i = 0; i < num_inputs; ++i)
+      if (inputs[i].dtype != in[i].dtype() || inputs[i].shape != in[i].shape()) return false;
+    return true;
+  }
+};
+constexpr int kShapeCacheBits = 4;
+
 struct ThreadState {
   ExecutionContext* context = nullptr;
   std::vector<OpObserver*> observers;
   std::vector<DeviceScopeEntry> device_scopes;
   int paused = 0;  // PauseObservers depth
+  std::array<InferredSpecs, size_t{1} << kShapeCacheBits> shape_cache;  // Note [Shape cache]
 };
+
+InferredSpecs* shape_cache_entry(ThreadState& ts, const OpCall& call) {
+  if (!call.attrs.empty() || call.inputs.size() > InferredSpecs::kMaxInputs) return nullptr;
+  const auto bits = reinterpret_cast<uintptr_t>(&call.op) * uintptr_t{0x9E3779B97F4A7C15ull};
+  return &ts.shape_cache[bits >> (sizeof(uintptr_t) * 8 - kShapeCacheBits)];
+}
 
 // Set when this thread's ThreadState is destroyed: a static GradientTape destroyed later at exit
 // (easy to make in a REPL) must not touch it.
@@ -82,6 +112,25 @@ KernelFn find_kernel(const OpCall& call, Device* device, DType dtype) {
 }
 
 class EagerContext final : public ExecutionContext {
+  // Runs the op's shape function; the result goes into `entry` (the call's shape-cache slot) or,
+  // for a call the cache does not keep, into a per-thread scratch entry.
+  static InferredSpecs* infer_specs(const OpCall& call, InferredSpecs* entry) {
+    thread_local InferredSpecs uncached;
+    absl::InlinedVector<TensorSpec, 4> specs;
+    specs.reserve(call.inputs.size());
+    for (const Tensor& t : call.inputs) specs.push_back(TensorSpec{t.dtype(), t.shape()});
+    InferenceContext ictx{call.op.api_name, specs, call.attrs};
+    absl::StatusOr<OutputSpecs> outs = call.op.infer(ictx);
+    if (!outs.ok()) throw_op_error(call, outs.status());
+    InferredSpecs* out = entry ? entry : &uncached;
+    out->op = entry ? &call.op : nullptr;  // the scratch entry never matches
+    out->num_inputs = static_cast<int>(specs.size());
+    if (entry)
+      for (size_t i = 0; i < specs.size(); ++i) out->inputs[i] = std::move(specs[i]);
+    out->outputs = *std::move(outs);
+    return out;
+  }
+
  public:
   bool is_eager() const override { return true; }
 
@@ -90,8 +139,6 @@ class EagerContext final : public ExecutionContext {
     if (op.num_inputs >= 0 && static_cast<int>(call.inputs.size()) != op.num_inputs)
       throw_op_error(call, absl::InvalidArgumentError(absl::StrCat(
           "expected ", op.num_inputs, " inputs, got ", call.inputs.size())));
-    absl::InlinedVector<TensorSpec, 4> specs;
-    specs.reserve(call.inputs.size());
     for (size_t i = 0; i < call.inputs.size(); ++i) {
       const Tensor& t = call.inputs[i];
       if (!t.defined())
@@ -100,13 +147,12 @@ class EagerContext final : public ExecutionContext {
         throw_op_error(call, absl::InvalidArgumentError(absl::StrCat(
             "input ", i, " is a symbolic graph tensor; eager ops need concrete values "
             "(run the graph in a Session)")));
-      specs.push_back(TensorSpec{t.dtype(), t.shape()});
     }
-    InferenceContext ictx{op.api_name, specs, call.attrs};
-    absl::StatusOr<OutputSpecs> outs = op.infer(ictx);
-    if (!outs.ok()) throw_op_error(call, outs.status());
-
     ThreadState& ts = thread_state();  // one TLS lookup per call
+    InferredSpecs* cached = shape_cache_entry(ts, call);
+    if (cached == nullptr || !cached->matches(op, call.inputs)) cached = infer_specs(call, cached);
+    const OutputSpecs& outs = cached->outputs;
+
     Device* device = choose_device(call, ts);
     absl::InlinedVector<DeviceTensor, 4> moved;  // inputs copied to `device`
     absl::InlinedVector<const DeviceTensor*, 4> inputs;
@@ -120,19 +166,20 @@ class EagerContext final : public ExecutionContext {
       inputs.push_back(&moved.back());
     }
 
-    absl::InlinedVector<DeviceTensor, 2> outputs(outs->size());
+    absl::InlinedVector<DeviceTensor, 2> outputs(outs.size());
     TensorList result;
     if (op.forward_input >= 0) {
       // A view: same buffer, new shape (reshape, expand_dims, squeeze, identity).
       outputs[0] = *inputs[op.forward_input];
-      outputs[0].shape = (*outs)[0].shape;
+      outputs[0].shape = outs[0].shape;
     } else {
-      for (size_t i = 0; i < outs->size(); ++i) {
-        outputs[i].dtype = (*outs)[i].dtype;
-        outputs[i].shape = std::move((*outs)[i].shape);
+      for (size_t i = 0; i < outs.size(); ++i) {
+        outputs[i].dtype = outs[i].dtype;
+        outputs[i].shape = outs[i].shape;
         if (absl::Status st = device->allocate_buffer(outputs[i]); !st.ok()) throw_op_error(call, st);
       }
-      const DType key = op.kernel_dtype_input >= 0 ? specs[op.kernel_dtype_input].dtype : (*outs)[0].dtype;
+      const DType key =
+          op.kernel_dtype_input >= 0 ? call.inputs[op.kernel_dtype_input].dtype() : outs[0].dtype;
       KernelFn fn = find_kernel(call, device, key);
       KernelContext kctx{device, op.api_name, absl::MakeConstSpan(inputs.data(), inputs.size()),
                          absl::MakeSpan(outputs), call.attrs};

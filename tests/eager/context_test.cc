@@ -7,6 +7,8 @@
 #include "core/errors.h"
 #include "devices/device_manager.h"
 #include "eager/ops/binary.h"
+#include "eager/ops/creation.h"
+#include "eager/ops/reduction.h"
 #include "eager/ops/unary.h"
 
 namespace tapeflow {
@@ -105,6 +107,24 @@ TEST_F(ContextTest, ObserversSeeEveryEagerOp) {
   EXPECT_THAT(obs.names, ElementsAre("Maximum", "Mul"));
   EXPECT_EQ(obs.last_output_shape, (Shape{1, 2}));
   EXPECT_FALSE(has_op_observers());
+}
+
+// Note [Shape cache]: a repeated call reuses the inferred specs only for the same op, dtypes and
+// shapes; anything else is inferred afresh (and still fails where it should).
+TEST_F(ContextTest, TheShapeCacheNeverAnswersForOtherInputs) {
+  EXPECT_EQ(add(ones({2}), ones({2})).shape(), Shape({2}));
+  EXPECT_EQ(add(ones({3}), ones({3})).shape(), Shape({3}));
+  EXPECT_EQ(add(ones({2, 1}), ones({3})).shape(), Shape({2, 3}));
+  EXPECT_EQ(add(ones({2}), ones({2})).shape(), Shape({2}));
+  EXPECT_THROW(add(ones({2}), ones({3})), InvalidArgumentError);
+  const Tensor ints = add(Tensor{1, 2}, Tensor{3, 4});  // same shapes as before, another dtype
+  EXPECT_EQ(ints.dtype(), DType::kInt32);
+  EXPECT_THAT(ints.to_vector<int32_t>(), ::testing::ElementsAre(4, 6));
+  EXPECT_THROW(add(Tensor{1, 2}, Tensor{1.f, 2.f}), InvalidArgumentError);  // mixed dtypes still fail
+  // Calls with attributes are never cached: the axes decide the shape.
+  const Tensor x = ones({2, 3});
+  EXPECT_EQ(reduce_sum(x, {0}).shape(), Shape({3}));
+  EXPECT_EQ(reduce_sum(x, {1}).shape(), Shape({2}));
 }
 
 }  // namespace
