@@ -168,6 +168,24 @@ absl::StatusOr<DeviceTensor> column_buffer(const KernelContext& ctx, const ConvG
   return ctx.device->allocate(dtype_of<T>(), Shape{std::min(g.n * g.oh, rows_per_chunk(g)) * g.ow * g.k()});
 }
 
+// Calls chunk(r, m) over the input's rows [r, r + m) when the input is its own column matrix
+// (input_is_columns): chunks of about kColumnBudget elements, which also keeps m within int.
+template <typename Chunk>
+void for_each_direct_chunk(const ConvGeometry& g, Chunk chunk) {
+  const int64_t rows = kColumnBudget / g.k() + 1;
+  for (int64_t r = 0; r < g.m(); r += rows) chunk(r, std::min(rows, g.m() - r));
+}
+
+// Calls chunk(r0, r1, cols) over output rows [r0, r1) (r = image * OH + output y) in chunks whose
+// column matrix fits one scratch buffer, `cols`.
+template <typename T, typename Chunk>
+absl::Status for_each_column_chunk(const KernelContext& ctx, const ConvGeometry& g, Chunk chunk) {
+  const int64_t rows = rows_per_chunk(g), total = g.n * g.oh;
+  TF_ASSIGN_OR_RETURN(DeviceTensor scratch, column_buffer<T>(ctx, g));
+  for (int64_t r0 = 0; r0 < total; r0 += rows) chunk(r0, std::min(total, r0 + rows), scratch.data<T>());
+  return absl::OkStatus();
+}
+
 // Conv2D: inputs input, filter.
 template <typename T>
 absl::Status conv2d_kernel(KernelContext& ctx) {
@@ -182,23 +200,16 @@ absl::Status conv2d_kernel(KernelContext& ctx) {
     std::fill(out, out + y.num_elements(), T(0));
     return absl::OkStatus();
   }
-  if (g.input_is_columns()) {
-    const int64_t rows = kColumnBudget / g.k() + 1;  // also keeps M within int
-    for (int64_t r = 0; r < g.m(); r += rows) {
-      const int64_t m = std::min(rows, g.m() - r);
+  if (g.input_is_columns()) {  // y[M, Cout] = x[M, K] * filter
+    for_each_direct_chunk(g, [&](int64_t r, int64_t m) {
       gemm<T>(false, false, m, g.cout, g.k(), T(1), x.data<T>() + r * g.k(), f.data<T>(), T(0), out + r * g.cout);
-    }
+    });
     return absl::OkStatus();
   }
-  const int64_t rows = rows_per_chunk(g), total = g.n * g.oh;
-  TF_ASSIGN_OR_RETURN(DeviceTensor scratch, column_buffer<T>(ctx, g));
-  T* cols = scratch.data<T>();
-  for (int64_t r0 = 0; r0 < total; r0 += rows) {
-    const int64_t r1 = std::min(total, r0 + rows);
+  return for_each_column_chunk<T>(ctx, g, [&](int64_t r0, int64_t r1, T* cols) {
     im2col(g, x.data<T>(), r0, r1, cols);
     gemm<T>(false, false, (r1 - r0) * g.ow, g.cout, g.k(), T(1), cols, f.data<T>(), T(0), out + r0 * g.ow * g.cout);
-  }
-  return absl::OkStatus();
+  });
 }
 
 // Conv2DBackpropInput: inputs filter, out_backprop; the output has the input's shape.
@@ -212,25 +223,18 @@ absl::Status conv2d_backprop_input_kernel(KernelContext& ctx) {
   T* out = dx.data<T>();
   if (dx.num_elements() == 0) return absl::OkStatus();
   if (g.input_is_columns() && g.cout > 0 && g.m() > 0) {  // dx[M, K] = dy[M, Cout] * filter^T
-    const int64_t rows = kColumnBudget / g.k() + 1;
-    for (int64_t r = 0; r < g.m(); r += rows) {
-      const int64_t m = std::min(rows, g.m() - r);
+    for_each_direct_chunk(g, [&](int64_t r, int64_t m) {
       gemm<T>(false, true, m, g.k(), g.cout, T(1), dy.data<T>() + r * g.cout, f.data<T>(), T(0), out + r * g.k());
-    }
+    });
     return absl::OkStatus();
   }
   std::fill(out, out + dx.num_elements(), T(0));
   if (g.m() == 0 || g.cout == 0) return absl::OkStatus();
-  const int64_t rows = rows_per_chunk(g), total = g.n * g.oh;
-  TF_ASSIGN_OR_RETURN(DeviceTensor scratch, column_buffer<T>(ctx, g));
-  T* cols = scratch.data<T>();
-  for (int64_t r0 = 0; r0 < total; r0 += rows) {
-    const int64_t r1 = std::min(total, r0 + rows);
+  return for_each_column_chunk<T>(ctx, g, [&](int64_t r0, int64_t r1, T* cols) {
     gemm<T>(false, true, (r1 - r0) * g.ow, g.k(), g.cout, T(1), dy.data<T>() + r0 * g.ow * g.cout, f.data<T>(), T(0),
             cols);
     col2im(g, cols, r0, r1, out);
-  }
-  return absl::OkStatus();
+  });
 }
 
 // Conv2DBackpropFilter: inputs input, out_backprop; the output has the filter's shape.
@@ -248,24 +252,17 @@ absl::Status conv2d_backprop_filter_kernel(KernelContext& ctx) {
     return absl::OkStatus();
   }
   if (g.input_is_columns()) {  // dfilter[K, Cout] = x[M, K]^T * dy[M, Cout], accumulated over M chunks
-    const int64_t rows = kColumnBudget / g.k() + 1;
-    for (int64_t r = 0; r < g.m(); r += rows) {
-      const int64_t m = std::min(rows, g.m() - r);
+    for_each_direct_chunk(g, [&](int64_t r, int64_t m) {
       gemm<T>(true, false, g.k(), g.cout, m, T(1), x.data<T>() + r * g.k(), dy.data<T>() + r * g.cout,
               r == 0 ? T(0) : T(1), out);
-    }
+    });
     return absl::OkStatus();
   }
-  const int64_t rows = rows_per_chunk(g), total = g.n * g.oh;
-  TF_ASSIGN_OR_RETURN(DeviceTensor scratch, column_buffer<T>(ctx, g));
-  T* cols = scratch.data<T>();
-  for (int64_t r0 = 0; r0 < total; r0 += rows) {
-    const int64_t r1 = std::min(total, r0 + rows);
+  return for_each_column_chunk<T>(ctx, g, [&](int64_t r0, int64_t r1, T* cols) {
     im2col(g, x.data<T>(), r0, r1, cols);
     gemm<T>(true, false, g.k(), g.cout, (r1 - r0) * g.ow, T(1), cols, dy.data<T>() + r0 * g.ow * g.cout,
             r0 == 0 ? T(0) : T(1), out);
-  }
-  return absl::OkStatus();
+  });
 }
 
 }  // namespace
