@@ -151,6 +151,8 @@ class EagerContext final : public ExecutionContext {
     ThreadState& ts = thread_state();  // one TLS lookup per call
     InferredSpecs* cached = shape_cache_entry(ts, call);
     if (cached == nullptr || !cached->matches(op, call.inputs)) cached = infer_specs(call, cached);
+    // A reference into this thread's cache: nothing below runs another eager op on this thread
+    // before the outputs are allocated (copies and kernels live in the device layer).
     const OutputSpecs& outs = cached->outputs;
 
     Device* device = choose_device(call, ts);

@@ -192,6 +192,12 @@ TEST(MatMulUpdateFusionTest, ParallelRunsGiveTheSameValues) {
     expected = expected - delta;
     expect_close(sess.run(fused.updated, fused.feeds()), expected, 1e-5);
   }
+  // As a target the update waits for the commit; its pinned inputs outlive the parallel steps.
+  for (int i = 0; i < 5; ++i) {
+    expected = expected - delta;
+    sess.run({}, fused.feeds(), {producer(fused.updated)});
+    expect_close(sess.run(Fetch(*fused.w)), expected, 1e-5);
+  }
 }
 
 TEST(MatMulUpdateFusionTest, IntegerVariablesKeepTheUnfusedOps) {
