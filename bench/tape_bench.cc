@@ -42,7 +42,7 @@ class OpCapture final : public tf::OpObserver {
     std::vector<tf::Tensor> inputs;
     tf::AttrMap attrs;
   };
-  void on_op(const tf::OpCall& call, const tf::TensorList&) override {
+  void on_op(const tf::OpCall& call, absl::Span<const tf::Tensor>) override {
     calls_.push_back(Call{&call.op, std::vector<tf::Tensor>(call.inputs.begin(), call.inputs.end()), call.attrs});
   }
   void on_variable_read(const tf::Variable&, const tf::Tensor&) override {}

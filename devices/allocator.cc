@@ -43,11 +43,6 @@ void CachingAllocator::SpinLock::lock() {
   }
 }
 
-std::vector<void*>& CachingAllocator::blocks_of(size_t rounded) {
-  if (rounded <= kSmallBlockLimit) return small_blocks_[rounded / kBufferAlignment - 1];
-  return large_blocks_[rounded];
-}
-
 void* CachingAllocator::allocate(size_t bytes) {
   const size_t size = round_up(bytes);
   {

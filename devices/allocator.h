@@ -76,7 +76,9 @@ class CachingAllocator : public Allocator {
   // Freed blocks of one rounded size. Sizes up to kSmallBlockLimit index an array directly;
   // larger ones go through the map.
   static constexpr size_t kSmallBlockLimit = size_t{64} << 10;
-  std::vector<void*>& blocks_of(size_t rounded);
+  std::vector<void*>& blocks_of(size_t rounded) {
+    return rounded <= kSmallBlockLimit ? small_blocks_[rounded / kBufferAlignment - 1] : large_blocks_[rounded];
+  }
 
   std::string name_;
   size_t max_cached_bytes_;

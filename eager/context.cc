@@ -97,6 +97,11 @@ Device* choose_device(const OpCall& call, ThreadState& ts) {
     }
     return scope.resolved;
   }
+  if (call.inputs.empty()) return DeviceManager::global().cpu(0);
+  Device* first = call.inputs[0].device();
+  bool one_device = true;  // the common case: no sizes to compare
+  for (const Tensor& t : call.inputs.subspan(1)) one_device = one_device && t.device() == first;
+  if (one_device) return first;
   Device* best = nullptr;
   int64_t best_size = -1;
   for (const Tensor& t : call.inputs) {
@@ -106,10 +111,20 @@ Device* choose_device(const OpCall& call, ThreadState& ts) {
 }
 
 KernelFn find_kernel(const OpCall& call, Device* device, DType dtype) {
-  absl::StatusOr<KernelFn> fn = resolve_kernel(call.op, device->type(), dtype);
-  if (!fn.ok()) throw_op_error(call, fn.status());
-  return *fn;
+  // The OpDef's own cache first, inline: resolve_kernel's StatusOr is for the first call.
+  KernelFn fn = call.op.kernel_cache[static_cast<int>(device->type())][static_cast<int>(dtype)].load(
+      std::memory_order_acquire);
+  if (fn) return fn;
+  absl::StatusOr<KernelFn> found = resolve_kernel(call.op, device->type(), dtype);
+  if (!found.ok()) throw_op_error(call, found.status());
+  return *found;
 }
+
+// The kernel's view of a call's inputs, each on the device the op runs on.
+struct KernelInputs {
+  absl::InlinedVector<DeviceTensor, 4> moved;  // inputs copied to the device
+  absl::InlinedVector<const DeviceTensor*, 4> ptrs;
+};
 
 class EagerContext final : public ExecutionContext {
   // Runs the op's shape function; the result goes into `entry` (the call's shape-cache slot) or,
@@ -131,10 +146,10 @@ class EagerContext final : public ExecutionContext {
     return out;
   }
 
- public:
-  bool is_eager() const override { return true; }
-
-  TensorList execute(const OpCall& call) override {
+  // Checks the inputs and infers the outputs. The result is a reference into this thread's
+  // cache: nothing before the outputs are allocated runs another eager op on this thread
+  // (copies and kernels live in the device layer).
+  static const OutputSpecs& prepare(const OpCall& call, ThreadState& ts) {
     const OpDef& op = call.op;
     if (op.num_inputs >= 0 && static_cast<int>(call.inputs.size()) != op.num_inputs)
       throw_op_error(call, absl::InvalidArgumentError(absl::StrCat(
@@ -148,48 +163,79 @@ class EagerContext final : public ExecutionContext {
             "input ", i, " is a symbolic graph tensor; eager ops need concrete values "
             "(run the graph in a Session)")));
     }
-    ThreadState& ts = thread_state();  // one TLS lookup per call
     InferredSpecs* cached = shape_cache_entry(ts, call);
     if (cached == nullptr || !cached->matches(op, call.inputs)) cached = infer_specs(call, cached);
-    // A reference into this thread's cache: nothing below runs another eager op on this thread
-    // before the outputs are allocated (copies and kernels live in the device layer).
-    const OutputSpecs& outs = cached->outputs;
+    return cached->outputs;
+  }
 
-    Device* device = choose_device(call, ts);
-    absl::InlinedVector<DeviceTensor, 4> moved;  // inputs copied to `device`
-    absl::InlinedVector<const DeviceTensor*, 4> inputs;
-    inputs.reserve(call.inputs.size());
+  static void gather_inputs(const OpCall& call, Device* device, KernelInputs& in) {
     for (const Tensor& t : call.inputs) {
-      if (t.device() == device) { inputs.push_back(&t.device_tensor()); continue; }
-      moved.reserve(call.inputs.size());  // keep pointers stable
+      if (t.device() == device) { in.ptrs.push_back(&t.device_tensor()); continue; }
+      in.moved.reserve(call.inputs.size());  // keep pointers stable
       auto copy = DeviceManager::global().copy_to(t.device_tensor(), device);
       if (!copy.ok()) throw_op_error(call, copy.status());
-      moved.push_back(*std::move(copy));
-      inputs.push_back(&moved.back());
+      in.moved.push_back(*std::move(copy));
+      in.ptrs.push_back(&in.moved.back());
     }
+  }
 
-    absl::InlinedVector<DeviceTensor, 2> outputs(outs.size());
-    TensorList result;
+  // Fills `outputs` (as many as `outs`): a view of an input, or fresh buffers the kernel writes.
+  static void run(const OpCall& call, Device* device, const KernelInputs& in, const OutputSpecs& outs,
+                  absl::Span<DeviceTensor> outputs) {
+    const OpDef& op = call.op;
     if (op.forward_input >= 0) {
       // A view: same buffer, new shape (reshape, expand_dims, squeeze, identity).
-      outputs[0] = *inputs[op.forward_input];
-      outputs[0].shape = outs[0].shape;
-    } else {
-      for (size_t i = 0; i < outs.size(); ++i) {
-        outputs[i].dtype = outs[i].dtype;
-        outputs[i].shape = outs[i].shape;
-        if (absl::Status st = device->allocate_buffer(outputs[i]); !st.ok()) throw_op_error(call, st);
-      }
-      const DType key =
-          op.kernel_dtype_input >= 0 ? call.inputs[op.kernel_dtype_input].dtype() : outs[0].dtype;
-      KernelFn fn = find_kernel(call, device, key);
-      KernelContext kctx{device, op.api_name, absl::MakeConstSpan(inputs.data(), inputs.size()),
-                         absl::MakeSpan(outputs), call.attrs};
-      absl::Status st = fn(kctx);
-      if (!st.ok()) throw_op_error(call, st);
+      const Shape& shape = outs[0].shape;
+      outputs[0] = *in.ptrs[op.forward_input];
+      outputs[0].shape = shape;
+      return;
     }
+    for (size_t i = 0; i < outs.size(); ++i) {
+      outputs[i].dtype = outs[i].dtype;
+      outputs[i].shape = outs[i].shape;
+      if (absl::Status st = device->allocate_buffer(outputs[i]); !st.ok()) throw_op_error(call, st);
+    }
+    const DType key = op.kernel_dtype_input >= 0 ? call.inputs[op.kernel_dtype_input].dtype() : outs[0].dtype;
+    KernelFn fn = find_kernel(call, device, key);
+    KernelContext kctx{device, op.api_name, absl::MakeConstSpan(in.ptrs.data(), in.ptrs.size()), outputs,
+                       call.attrs};
+    absl::Status st = fn(kctx);
+    if (!st.ok()) throw_op_error(call, st);
+  }
+
+  static void notify(const OpCall& call, ThreadState& ts, absl::Span<const Tensor> outputs) {
+    if (!ts.observers.empty() && ts.paused == 0) notify_op(call, outputs);
+  }
+
+ public:
+  bool is_eager() const override { return true; }
+
+  TensorList execute(const OpCall& call) override {
+    ThreadState& ts = thread_state();  // one TLS lookup per call
+    const OutputSpecs& outs = prepare(call, ts);
+    Device* device = choose_device(call, ts);
+    KernelInputs in;
+    gather_inputs(call, device, in);
+    absl::InlinedVector<DeviceTensor, 2> outputs(outs.size());
+    run(call, device, in, outs, absl::MakeSpan(outputs));
+    TensorList result;
     for (auto& o : outputs) result.push_back(Tensor::from_device_tensor(std::move(o), call.loc));
-    if (!ts.observers.empty() && ts.paused == 0) notify_op(call, result);
+    notify(call, ts, result);
+    return result;
+  }
+
+  // One output (most ops): the kernel writes straight into the returned tensor's storage.
+  Tensor execute_one(const OpCall& call) override {
+    ThreadState& ts = thread_state();
+    const OutputSpecs& outs = prepare(call, ts);
+    if (outs.size() != 1) return ExecutionContext::execute_one(call);
+    Device* device = choose_device(call, ts);
+    KernelInputs in;
+    gather_inputs(call, device, in);
+    DeviceTensor* storage = nullptr;
+    Tensor result = Tensor::make_output(call.loc, &storage);
+    run(call, device, in, outs, absl::MakeSpan(storage, 1));
+    notify(call, ts, absl::MakeConstSpan(&result, 1));
     return result;
   }
 };
@@ -201,6 +247,12 @@ GraphVariableInfo ExecutionContext::create_variable(const Variable&, const Tenso
 }
 Tensor ExecutionContext::read_variable(const Variable&, std::source_location loc) {
   throw InternalError("[Variable] this execution context cannot read graph variables", loc);
+}
+Tensor ExecutionContext::execute_one(const OpCall& call) {
+  TensorList out = execute(call);
+  if (out.empty())
+    throw InternalError(absl::StrCat("[", call.op.api_name, "] has no output to return"), call.loc);
+  return std::move(out[0]);
 }
 Tensor ExecutionContext::update_variable(const Variable&, VariableUpdate, const Tensor&, std::source_location loc) {
   throw InternalError("[Variable] this execution context cannot update graph variables", loc);
@@ -240,7 +292,7 @@ void notify_variable_read(const Variable& variable, const Tensor& value) {
   for (OpObserver* obs : observers) obs->on_variable_read(variable, value);
 }
 
-void notify_op(const OpCall& call, const TensorList& outputs) {
+void notify_op(const OpCall& call, absl::Span<const Tensor> outputs) {
   ThreadState& ts = thread_state();
   if (ts.observers.empty() || ts.paused) return;
   // Copy (inline, no allocation): an observer may add or remove observers.
@@ -268,8 +320,7 @@ TensorList execute(const OpCall& call) { return current_context().execute(call);
 
 Tensor execute_single(const OpDef& op, absl::Span<const Tensor> inputs, const AttrMap& attrs,
                       std::source_location loc) {
-  TensorList out = execute(OpCall{op, inputs, attrs, loc});
-  return std::move(out[0]);
+  return current_context().execute_one(OpCall{op, inputs, attrs, loc});
 }
 
 DeviceScope::DeviceScope(std::string_view spec, std::source_location loc) {
@@ -300,6 +351,8 @@ Device* default_device() {
   }
   return DeviceManager::global().cpu(0);
 }
+
+bool in_device_scope() { return !thread_state().device_scopes.empty(); }
 
 DeviceSpec current_device_spec() {
   auto& scopes = thread_state().device_scopes;

@@ -42,6 +42,8 @@ class ExecutionContext {
   virtual ~ExecutionContext() = default;
   // Runs or records the call; throws a tapeflow::Error naming the op and call site.
   virtual TensorList execute(const OpCall& call) = 0;
+  // The call's first output (ops with one output, most of them): a context may skip the list.
+  virtual Tensor execute_one(const OpCall& call);
   virtual bool is_eager() const { return false; }
 
   // Graph-building contexts turn variables into nodes (Variable calls these when
@@ -61,7 +63,7 @@ class ExecutionContext {
 class OpObserver {
  public:
   virtual ~OpObserver() = default;
-  virtual void on_op(const OpCall& call, const TensorList& outputs) = 0;
+  virtual void on_op(const OpCall& call, absl::Span<const Tensor> outputs) = 0;
   virtual void on_variable_read(const Variable& variable, const Tensor& value) = 0;
 };
 
@@ -89,7 +91,7 @@ void notify_variable_read(const Variable& variable, const Tensor& value);
 // Tells this thread's observers about an op (unless paused). The eager context calls it for
 // every op; a graph-building context calls it too, so a GradientTape used inside a traced
 // function records the symbolic ops and differentiates them into the same graph.
-void notify_op(const OpCall& call, const TensorList& outputs);
+void notify_op(const OpCall& call, absl::Span<const Tensor> outputs);
 
 // Hides this thread's observers while alive and restores them after: a trace must not show
 // its graph-building to tapes that were recording outside it (tapes created inside see it).
@@ -138,6 +140,8 @@ class DeviceScope {
 
 // The merged spec of the innermost device scope (empty outside any scope).
 DeviceSpec current_device_spec();
+// True inside some device scope on this thread (cheaper than asking for the spec).
+bool in_device_scope();
 
 // Where new constants go: the innermost device scope's local device, else CPU:0 (also when the
 // scope names a device this process does not have; ops then report it).

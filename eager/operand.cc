@@ -82,7 +82,7 @@ namespace {
 // A weak scalar is made where the op will run: the device scope's device if there is one
 // (Tensor::from_host's default), else beside the other operand. Either way no copy is needed.
 Device* scalar_home(const Tensor& other) {
-  return current_device_spec().empty() ? other.device() : nullptr;
+  return in_device_scope() ? nullptr : other.device();
 }
 }  // namespace
 

@@ -54,6 +54,11 @@ class Operand {
   Operand(const V& v, std::source_location loc = std::source_location::current())
       : tensor_(v.read()), loc_(loc) {}
 
+  // The tensor when this operand is one (not a weak scalar, not empty); else null.
+  const Tensor* tensor() const {
+    const Tensor& t = strong();
+    return t.defined() ? &t : nullptr;
+  }
   bool is_weak() const { return !strong().defined() && !std::holds_alternative<std::monostate>(weak_); }
   const std::source_location& location() const { return loc_; }
   // The tensor; a weak scalar becomes a tensor of `dtype` (or of its own C++ type's dtype

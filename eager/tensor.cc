@@ -47,6 +47,13 @@ Tensor Tensor::from_device_tensor(DeviceTensor t, std::source_location origin) {
   return Tensor(std::allocate_shared<TensorImpl>(PoolAllocator<TensorImpl>(), std::move(t), origin));
 }
 
+Tensor Tensor::make_output(std::source_location origin, DeviceTensor** storage) {
+  auto impl = std::allocate_shared<TensorImpl>(PoolAllocator<TensorImpl>());
+  impl->origin = origin;
+  *storage = &impl->data;
+  return Tensor(std::move(impl));
+}
+
 Tensor Tensor::make_symbolic(SymbolicRef ref, DType dtype, Shape shape, std::source_location origin) {
   auto impl = std::allocate_shared<TensorImpl>(PoolAllocator<TensorImpl>());
   impl->data.dtype = dtype;

@@ -59,6 +59,10 @@ class Tensor {
   static Tensor from_host(DType dtype, const Shape& shape, const void* data, Device* device = nullptr);
   // Wraps a kernel output.
   static Tensor from_device_tensor(DeviceTensor t, std::source_location origin = {});
+  // For execution contexts: a tensor with no dtype, shape or storage yet; *storage points at its
+  // DeviceTensor, which the context fills (a buffer the kernel writes) before anyone else sees
+  // the tensor, so an op's output is made in place rather than built and moved.
+  static Tensor make_output(std::source_location origin, DeviceTensor** storage);
   // A symbolic tensor: output `ref.output` of a graph node, with a possibly partial shape.
   static Tensor make_symbolic(SymbolicRef ref, DType dtype, Shape shape, std::source_location origin = {});
   // The user's line whose op call produced this tensor (line() == 0 when unknown).

@@ -107,7 +107,7 @@ void GradientTape::on_variable_read(const Variable& variable, const Tensor& valu
   track(value);
 }
 
-void GradientTape::on_op(const OpCall& call, const TensorList& outputs) {
+void GradientTape::on_op(const OpCall& call, absl::Span<const Tensor> outputs) {
   if (paused_ || (used_ && !persistent_) || !call.op.differentiable) return;
   absl::InlinedVector<Producer, 4> producers(call.inputs.size());
   bool any = false;
@@ -124,7 +124,7 @@ void GradientTape::on_op(const OpCall& call, const TensorList& outputs) {
   Record& rec = records_.emplace_back();  // filled in place: no temporaries to move and destroy
   rec.op = &call.op;
   rec.inputs.assign(call.inputs.begin(), call.inputs.end());
-  rec.outputs = outputs;
+  rec.outputs.assign(outputs.begin(), outputs.end());
   rec.producers.assign(producers.begin(), producers.end());
   rec.attrs = call.attrs;
   rec.loc = call.loc;

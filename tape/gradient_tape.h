@@ -107,7 +107,7 @@ class GradientTape : public OpObserver {
   bool persistent() const { return persistent_; }
 
   // OpObserver
-  void on_op(const OpCall& call, const TensorList& outputs) override;
+  void on_op(const OpCall& call, absl::Span<const Tensor> outputs) override;
   void on_variable_read(const Variable& variable, const Tensor& value) override;
 
  private:

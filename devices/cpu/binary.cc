@@ -23,6 +23,10 @@ absl::Status binary_kernel(KernelContext& ctx) {
   const F f{};
   // Fast paths: equal shapes or a scalar operand need no broadcast plan.
   const int64_t n = z.num_elements(), nx = x.num_elements(), ny = y.num_elements();
+  if (n == 1) {  // scalars (eager loops of scalar math): skip the vectorised loops' set-up
+    *zp = f(*xp, *yp);
+    return absl::OkStatus();
+  }
   if ((nx == n && ny == n) || (nx == n && ny == 1) || (nx == 1 && ny == n)) {
     parallel_for(n, 1, [&](int64_t begin, int64_t end) {
       if (nx == n && ny == n) {

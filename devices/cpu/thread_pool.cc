@@ -44,8 +44,6 @@ Pool& get_pool() {
   return *p;
 }
 
-constexpr int64_t kMinCostPerBlock = 1 << 16;  // below ~64k cycles, threading costs more than it saves
-
 }  // namespace
 
 int intra_op_threads() { return get_pool().threads; }
@@ -59,8 +57,8 @@ void set_intra_op_threads(int n) {
   cpu::set_blas_threads(n);  // matrix products follow the same setting (Note [BLAS threads])
 }
 
-void parallel_for(int64_t n, int64_t cost_per_element,
-                  absl::FunctionRef<void(int64_t, int64_t)> fn) {
+void parallel_for_blocks(int64_t n, int64_t cost_per_element,
+                         absl::FunctionRef<void(int64_t, int64_t)> fn) {
   if (n <= 0) return;
   const int64_t total_cost = n * std::max<int64_t>(1, cost_per_element);
   if (total_cost < 2 * kMinCostPerBlock) { fn(0, n); return; }  // too small to split

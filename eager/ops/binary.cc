@@ -58,9 +58,14 @@ TF_BINARY_OP(kLogicalOr, "LogicalOr", "logical_or", logical_shape, false)
 #undef TF_BINARY_OP
 
 Tensor run_binary(const OpDef& op, const Operand& x, const Operand& y, std::source_location loc) {
+  static const AttrMap kNoAttrs;
+  if (const Tensor *px = x.tensor(), *py = y.tensor(); px && py) {  // two tensors: nothing to resolve
+    const Tensor inputs[2] = {*px, *py};
+    return execute_single(op, inputs, kNoAttrs, loc);
+  }
   auto [tx, ty] = resolve_pair(op.api_name, x, y);
   const Tensor inputs[2] = {std::move(tx), std::move(ty)};
-  return execute_single(op, inputs, AttrMap(), loc);
+  return execute_single(op, inputs, kNoAttrs, loc);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Device scopes, device choice, cross-device copies and kernel lookup errors.
 #include "eager/context.h"
 
+#include <array>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -9,6 +11,7 @@
 #include "eager/ops/binary.h"
 #include "eager/ops/creation.h"
 #include "eager/ops/reduction.h"
+#include "eager/ops/training.h"
 #include "eager/ops/unary.h"
 
 namespace tapeflow {
@@ -89,7 +92,7 @@ TEST_F(ContextTest, EveryRegisteredOpHasACpuKernelOrIsAView) {
 
 class CountingObserver : public OpObserver {
  public:
-  void on_op(const OpCall& call, const TensorList& outputs) override {
+  void on_op(const OpCall& call, absl::Span<const Tensor> outputs) override {
     names.push_back(call.op.type);
     last_output_shape = outputs[0].shape();
   }
@@ -125,6 +128,47 @@ TEST_F(ContextTest, TheShapeCacheNeverAnswersForOtherInputs) {
   const Tensor x = ones({2, 3});
   EXPECT_EQ(reduce_sum(x, {0}).shape(), Shape({3}));
   EXPECT_EQ(reduce_sum(x, {1}).shape(), Shape({2}));
+}
+
+// Single-output calls take the eager context's execute_one path (the kernel writes into the
+// returned tensor); a multi-output op asked for one output still runs whole and gives its first.
+TEST_F(ContextTest, ExecuteSingleGivesTheFirstOutputOfAnyOp) {
+  const Tensor var = Tensor{1.f, 2.f}, m = zeros({2}), v = zeros({2}), grad = Tensor{0.5f, -0.5f};
+  const Tensor lr = 0.1f;
+  const std::array<Tensor, 3> all = adam_update(var, m, v, grad, lr, 0.9, 0.999, 1e-7);
+  const OpDef* adam = OpRegistry::global().find("AdamUpdate");
+  ASSERT_NE(adam, nullptr);
+  const Tensor inputs[5] = {var, m, v, grad, lr};
+  CountingObserver obs;
+  add_op_observer(&obs);
+  const Tensor first = execute_single(*adam, inputs,
+                                      AttrMap{{"beta_1", 0.9}, {"beta_2", 0.999}, {"epsilon", 1e-7}},
+                                      std::source_location::current());
+  remove_op_observer(&obs);
+  EXPECT_EQ(first.to_vector<float>(), all[0].to_vector<float>());
+  EXPECT_NE(first.to_vector<float>(), var.to_vector<float>());  // the update moved the variable
+  EXPECT_THAT(obs.names, ElementsAre("AdamUpdate"));
+  // A single-output op made in place has its dtype, shape, device and origin line.
+  const int line = __LINE__ + 1;
+  const Tensor sum = Tensor{1.f, 2.f} + Tensor{3.f, 4.f};
+  EXPECT_EQ(sum.dtype(), DType::kFloat32);
+  EXPECT_EQ(sum.shape(), Shape({2}));
+  EXPECT_EQ(sum.device(), DeviceManager::global().cpu(0));
+  EXPECT_EQ(sum.origin().line(), static_cast<uint_least32_t>(line));
+  EXPECT_THAT(sum.to_vector<float>(), ElementsAre(4.f, 6.f));
+}
+
+TEST_F(ContextTest, InDeviceScopeFollowsTheGuards) {
+  EXPECT_FALSE(in_device_scope());
+  {
+    auto scope = device("/device:CPU:1");
+    EXPECT_TRUE(in_device_scope());
+    // A weak scalar is made on the scope's device, so nothing is copied.
+    const Tensor y = Tensor{1.f, 2.f} * 3;
+    EXPECT_EQ(y.device()->index(), 1);
+    EXPECT_THAT(y.to_vector<float>(), ElementsAre(3.f, 6.f));
+  }
+  EXPECT_FALSE(in_device_scope());
 }
 
 }  // namespace

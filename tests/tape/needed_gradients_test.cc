@@ -18,7 +18,7 @@ class OpCounter final : public OpObserver {
  public:
   OpCounter() { add_op_observer(this); }
   ~OpCounter() override { remove_op_observer(this); }
-  void on_op(const OpCall& call, const TensorList&) override { ++counts[call.op.type]; }
+  void on_op(const OpCall& call, absl::Span<const Tensor>) override { ++counts[call.op.type]; }
   void on_variable_read(const Variable&, const Tensor&) override {}
   std::map<std::string, int> counts;
 };
