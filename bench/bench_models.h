@@ -30,7 +30,7 @@ inline tf::Tensor chain100(const tf::Tensor& x) {
 }
 
 // relu(x w1 + b1) w2 + b2, mean softmax cross-entropy against one-hot labels, plain SGD
-// (lr 0.01) through assign_sub. Weights, inputs and labels are seeded: the same every run.
+// (lr 0.01) through apply_gradient_descent. Weights, inputs and labels are seeded: the same every run.
 struct Mlp {
   Mlp(int64_t batch, int64_t in, int64_t hidden, int64_t classes)
       : w1(tf::random_normal({in, hidden}, 0.0, 0.05, tf::DType::kFloat32, 1), "w1"),
@@ -52,7 +52,7 @@ struct Mlp {
   static void update(const std::vector<tf::Tensor>& grads, const std::vector<tf::Variable>& vars) {
     for (size_t i = 0; i < vars.size(); ++i) {
       tf::Variable var = vars[i];
-      var.assign_sub(0.01f * grads[i]);
+      tf::apply_gradient_descent(var, 0.01f, grads[i]);  // var -= 0.01 grad, as torch's p.add_(grad, -0.01)
     }
   }
   void step() { step(x, labels); }

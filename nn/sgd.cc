@@ -1,6 +1,7 @@
 #include "nn/sgd.h"
 
 #include "eager/ops/binary.h"
+#include "eager/ops/training.h"
 
 namespace tapeflow::nn {
 
@@ -11,11 +12,11 @@ SGD::SGD(LearningRate learning_rate, double momentum, bool nesterov, std::string
 
 void SGD::update_step(const Tensor& gradient, Variable& var, const Step& step) {
   // The scalars are weak: they take the variable's dtype, as Keras casts them.
-  const Tensor scaled = gradient * step.learning_rate.as_operand(var.dtype());
   if (momentum_ == 0) {
-    var.assign_sub(scaled);
+    apply_gradient_descent(var, step.learning_rate.as_operand(var.dtype()), gradient);  // one pass, in place
     return;
   }
+  const Tensor scaled = gradient * step.learning_rate.as_operand(var.dtype());
   Variable velocity = slot(var, "momentum");
   const Tensor v = velocity * momentum_ - scaled;
   velocity.assign(v);

@@ -67,9 +67,24 @@ absl::Status matmul_update_kernel(KernelContext& ctx) {
   return absl::OkStatus();
 }
 
+// var - alpha delta, elementwise. The output may be var's own storage (an in-place update).
+template <typename T>
+absl::Status gradient_descent_update_kernel(KernelContext& ctx) {
+  const T* var = ctx.input(0).data<T>();
+  const T alpha = *ctx.input(1).data<T>();
+  const T* delta = ctx.input(2).data<T>();
+  T* out = ctx.output(0).data<T>();
+  parallel_for(ctx.output(0).num_elements(), 2, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) out[i] = var[i] - alpha * delta[i];
+  });
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void register_training_kernels(KernelRegistry& r) {
+  register_each<float, double>(r, "GradientDescentUpdate", DeviceType::kCPU,
+                               []<typename T>() -> KernelFn { return gradient_descent_update_kernel<T>; });
   register_each<float, double>(r, "AdamUpdate", DeviceType::kCPU,
                                []<typename T>() -> KernelFn { return adam_update_kernel<T>; });
   register_each<float, double>(r, "MatMulUpdate", DeviceType::kCPU,

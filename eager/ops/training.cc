@@ -1,7 +1,10 @@
 #include "eager/ops/training.h"
 
 #include "absl/strings/str_cat.h"
+#include "core/errors.h"
 #include "eager/context.h"
+#include "eager/ops/binary.h"
+#include "eager/variable.h"
 #include "eager/ops/shape_fns.h"
 
 namespace tapeflow {
@@ -70,11 +73,69 @@ absl::StatusOr<OutputSpecs> matmul_update_shape(const InferenceContext& ctx) {
 OpDef kMatMulUpdate{.type = "MatMulUpdate", .api_name = "matmul_update", .num_inputs = 4,
                     .infer = matmul_update_shape, .differentiable = false};
 
+// Inputs var, alpha (scalar), delta (var's shape): TensorFlow's ApplyGradientDescent, functional.
+absl::StatusOr<OutputSpecs> gradient_descent_update_shape(const InferenceContext& ctx) {
+  static constexpr const char* kNames[] = {"var", "alpha", "delta"};
+  TF_RETURN_IF_ERROR(check_update_inputs(ctx, kNames, {}));
+  const TensorSpec& var = ctx.inputs[0];
+  if (ctx.inputs[1].shape.rank() != 0)
+    return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] input 'alpha' has shape ",
+                                                   ctx.inputs[1].shape.to_string(), "; it must be a scalar"));
+  if (!ctx.inputs[2].shape.is_compatible_with(var.shape))
+    return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] input 'delta' has shape ",
+                                                   ctx.inputs[2].shape.to_string(), "; it must be var's ",
+                                                   var.shape.to_string()));
+  return OutputSpecs{var};
+}
+
+OpDef kGradientDescentUpdate{.type = "GradientDescentUpdate", .api_name = "gradient_descent_update",
+                             .num_inputs = 3, .infer = gradient_descent_update_shape, .differentiable = false};
+
+[[noreturn]] void throw_descent_mismatch(const Variable& var, const char* what, const std::string& got,
+                                         std::source_location loc) {
+  throw InvalidArgumentError(absl::StrCat("[apply_gradient_descent] Variable '", var.name(), "' (",
+                                          dtype_name(var.dtype()), " ", var.shape().to_string(), "): ", what,
+                                          " is ", got),
+                             loc);
+}
+
 }  // namespace
 
 void register_training_ops(OpRegistry& r) {
   r.add(kAdamUpdate);
   r.add(kMatMulUpdate);
+  r.add(kGradientDescentUpdate);
+}
+
+Tensor gradient_descent_update(const Tensor& var, const Tensor& alpha, const Tensor& delta, std::source_location loc) {
+  const Tensor inputs[3] = {var, alpha, delta};
+  return execute_single(kGradientDescentUpdate, inputs, AttrMap(), loc);
+}
+
+Tensor apply_gradient_descent(Variable& var, const Operand& alpha, const Tensor& delta, std::source_location loc) {
+  const DType dtype = var.dtype();
+  if (!delta.defined()) throw_descent_mismatch(var, "delta", "an empty tensor", loc);
+  if (delta.dtype() != dtype) throw_descent_mismatch(var, "delta's dtype", dtype_name(delta.dtype()), loc);
+  if (!delta.shape().is_compatible_with(var.shape()))
+    throw_descent_mismatch(var, "delta's shape", delta.shape().to_string(), loc);
+  const bool eager = var.graph_info() == nullptr && current_context().is_eager() && !delta.is_symbolic();
+  if (eager && delta.device() == var.device()) {
+    const Tensor rate = alpha.resolve("apply_gradient_descent", &dtype, var.device());
+    if (rate.rank() != 0) throw_descent_mismatch(var, "alpha's shape", rate.shape().to_string(), loc);
+    absl::StatusOr<KernelFn> kernel = resolve_kernel(kGradientDescentUpdate, var.device()->type(), dtype);
+    const bool done = kernel.ok() && rate.device() == var.device() && var.write_in_place([&](DeviceTensor& value) {
+      const DeviceTensor* inputs[3] = {&value, &rate.device_tensor(), &delta.device_tensor()};
+      KernelContext ctx{var.device(), "apply_gradient_descent", inputs, absl::MakeSpan(&value, 1), AttrMap()};
+      (void)(*kernel)(ctx);  // dtypes, shapes and device checked above: an elementwise kernel cannot fail
+    });
+    if (done) {
+      PauseObservers not_a_read;  // an update, not a read a tape should see
+      return var.read(loc);
+    }
+  }
+  // Shared storage, another device, no kernel, or a graph being built: the same update written
+  // as TensorFlow's Keras SGD writes it (in a graph, the form Note [MatMul update] fuses).
+  return var.assign_sub(delta * alpha, loc);
 }
 
 std::array<Tensor, 3> adam_update(const Tensor& var, const Tensor& m, const Tensor& v, const Tensor& grad,

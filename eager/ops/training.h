@@ -11,9 +11,13 @@
 #include <array>
 #include <source_location>
 
+#include "eager/operand.h"
 #include "eager/tensor.h"
 
+
 namespace tapeflow {
+
+class Variable;
 
 // Adam's step with the bias-corrected rate lr_t (a scalar of var's dtype):
 //   m_t = beta_1 m + (1 - beta_1) g;  v_t = beta_2 v + (1 - beta_2) g^2;
@@ -31,6 +35,22 @@ std::array<Tensor, 3> adam_update(const Tensor& var, const Tensor& m, const Tens
 // in graph/matmul_update_fusion.cc).
 Tensor matmul_update(const Tensor& var, const Tensor& a, const Tensor& b, const Tensor& scale, bool transpose_a,
                      bool transpose_b, bool subtract, std::source_location loc = std::source_location::current());
+
+// var - alpha delta (TensorFlow's ApplyGradientDescent, functional): alpha a scalar and delta
+// a tensor of var's float dtype and shape.
+Tensor gradient_descent_update(const Tensor& var, const Tensor& alpha, const Tensor& delta,
+                               std::source_location loc = std::source_location::current());
+
+// The plain gradient step on a variable, var -= alpha delta, as TensorFlow's SGD applies it: one
+// pass over var's storage in place when nothing else holds its value (Note [In-place update]),
+// where var.assign_sub(alpha * delta) makes a scaled temporary and a second pass. Otherwise
+// (a reader holds the value, delta on another device, no kernel for the device, a graph being
+// built) it is exactly var.assign_sub(delta * alpha), which a graph's executor fuses with the
+// MatMul producing delta (Note [MatMul update]). alpha: a scalar (a C++ number adopts var's
+// dtype); delta: var's dtype and shape, else InvalidArgumentError and var is unchanged.
+// Returns the new value (in a graph, the update's symbolic output).
+Tensor apply_gradient_descent(Variable& var, const Operand& alpha, const Tensor& delta,
+                              std::source_location loc = std::source_location::current());
 
 // True when the fused update has a kernel for tensors of `dtype` on `device` (CPU: float32 and
 // float64); elsewhere an optimizer writes the same update with elementwise ops.

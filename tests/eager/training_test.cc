@@ -11,6 +11,7 @@
 #include "eager/ops/matmul.h"
 #include "eager/ops/random.h"
 #include "eager/ops/unary.h"
+#include "eager/variable.h"
 #include "tests/support/test_util.h"
 
 namespace tapeflow {
@@ -123,6 +124,63 @@ TEST(MatMulUpdateTest, BadInputsAreTypedErrors) {
   const Tensor ints = {{1, 2}, {3, 4}};
   EXPECT_THAT(error_of([&] { matmul_update(ints, ints, ints, Tensor(1), false, false, true); }),
               HasSubstr("[matmul_update] input 'var' has dtype int32"));
+}
+
+TEST(GradientDescentUpdateTest, ByHand) {
+  const Tensor var = {1.0f, -2.0f, 0.5f}, delta = {2.0f, 4.0f, -1.0f};
+  const Tensor out = gradient_descent_update(var, Tensor(0.25f), delta);
+  EXPECT_THAT(out.to_vector<float>(), ::testing::ElementsAre(0.5f, -3.0f, 0.75f));
+  EXPECT_THAT(var.to_vector<float>(), ::testing::ElementsAre(1.0f, -2.0f, 0.5f));  // functional
+}
+
+TEST(GradientDescentUpdateTest, BadInputsAreTypedErrors) {
+  const Tensor var = {1.0f, 2.0f};
+  EXPECT_THAT([&] { gradient_descent_update(var, Tensor{0.1f, 0.1f}, var); },
+              ::testing::ThrowsMessage<InvalidArgumentError>(HasSubstr("input 'alpha' has shape [2]; it must be a scalar")));
+  EXPECT_THAT([&] { gradient_descent_update(var, Tensor(0.1f), Tensor{1.0f, 2.0f, 3.0f}); },
+              ::testing::ThrowsMessage<InvalidArgumentError>(HasSubstr("input 'delta' has shape [3]; it must be var's [2]")));
+  EXPECT_THAT([&] { gradient_descent_update(var, Tensor(0.1), var); },
+              ::testing::ThrowsMessage<InvalidArgumentError>(HasSubstr("input 'alpha' has dtype float64; 'var' has float32")));
+  EXPECT_THROW(gradient_descent_update(Tensor{1, 2}, Tensor(1), Tensor{1, 2}), InvalidArgumentError);  // integers
+}
+
+// The eager step writes var's own storage, with the values of var.assign_sub(delta * alpha).
+TEST(ApplyGradientDescentTest, UpdatesInPlaceWithTheUnfusedValues) {
+  const Tensor w0 = random_normal({64, 32}, 0.0, 1.0, DType::kFloat32, 31);
+  const Tensor g = random_normal({64, 32}, 0.0, 1.0, DType::kFloat32, 32);
+  Variable fused(w0 * 1.f, "fused"), unfused(w0 * 1.f, "unfused");
+  const void* storage = fused.read().device_tensor().data<float>();  // the read is let go
+  for (int step = 0; step < 3; ++step) {
+    const Tensor returned = apply_gradient_descent(fused, 0.05f, g);
+    unfused.assign_sub(g * 0.05f);
+    EXPECT_EQ(returned.to_vector<float>(), fused.read().to_vector<float>());
+  }
+  EXPECT_EQ(fused.read().device_tensor().data<float>(), storage);
+  EXPECT_EQ(fused.read().to_vector<float>(), unfused.read().to_vector<float>());
+}
+
+TEST(ApplyGradientDescentTest, AReadersTensorNeverChanges) {
+  Variable w(Tensor{1.0, 2.0}, "w");
+  const Tensor before = w.read();  // shares w's storage: the update must not write into it
+  apply_gradient_descent(w, 0.5, Tensor{2.0, 2.0});
+  EXPECT_THAT(before.to_vector<double>(), ::testing::ElementsAre(1.0, 2.0));
+  EXPECT_THAT(w.read().to_vector<double>(), ::testing::ElementsAre(0.0, 1.0));  // the weak 0.5 became float64
+  apply_gradient_descent(w, Tensor(1.0), Tensor{1.0, -1.0});  // a tensor rate
+  EXPECT_THAT(w.read().to_vector<double>(), ::testing::ElementsAre(-1.0, 2.0));
+}
+
+TEST(ApplyGradientDescentTest, BadInputsNameTheVariableAndChangeNothing) {
+  Variable w(Tensor{1.0f, 2.0f}, "w");
+  EXPECT_THAT([&] { apply_gradient_descent(w, 0.1f, Tensor{1.0f, 2.0f, 3.0f}); },
+              ::testing::ThrowsMessage<InvalidArgumentError>(
+                  HasSubstr("[apply_gradient_descent] Variable 'w' (float32 [2]): delta's shape is [3]")));
+  EXPECT_THAT([&] { apply_gradient_descent(w, 0.1f, Tensor{1.0, 2.0}); },
+              ::testing::ThrowsMessage<InvalidArgumentError>(HasSubstr("delta's dtype is float64")));
+  EXPECT_THAT([&] { apply_gradient_descent(w, Tensor{0.1f, 0.2f}, Tensor{1.0f, 2.0f}); },
+              ::testing::ThrowsMessage<InvalidArgumentError>(HasSubstr("alpha's shape is [2]")));
+  EXPECT_THAT([&] { apply_gradient_descent(w, 0.1f, Tensor()); },
+              ::testing::ThrowsMessage<InvalidArgumentError>(HasSubstr("delta is an empty tensor")));
+  EXPECT_THAT(w.read().to_vector<float>(), ::testing::ElementsAre(1.0f, 2.0f));
 }
 
 }  // namespace

@@ -101,6 +101,25 @@ TEST(MatMulUpdateFusionTest, ATracedStepUpdatesACapturedVariableInPlace) {
   EXPECT_EQ(w.read().device_tensor().data<float>(), storage);
 }
 
+// apply_gradient_descent (nn::SGD's step) builds the same pattern in a graph, so a traced SGD
+// step on dense weights still runs as one in-place MatMulUpdate.
+TEST(MatMulUpdateFusionTest, ATracedApplyGradientDescentFusesWithItsProduct) {
+  Variable w(random_normal({6, 4}, 0.0, 1.0, DType::kFloat32, 24), "w");
+  const Tensor w0 = w.read() * 1.f;
+  auto train = function([&](const Tensor& x, const Tensor& dy) {
+    apply_gradient_descent(w, 0.5f, matmul(x, dy, true, false));
+    return reduce_sum(dy);
+  });
+  const Tensor x = random_normal({3, 6}, 0.0, 1.0, DType::kFloat32, 25);
+  const Tensor dy = random_normal({3, 4}, 0.0, 1.0, DType::kFloat32, 26);
+  train(x, dy);
+  const void* storage = w.read().device_tensor().data<float>();
+  train(x, dy);
+  const Tensor delta = matmul(x, dy, true, false) * 0.5f;
+  expect_close(w.read(), w0 - delta - delta, 1e-5);
+  EXPECT_EQ(w.read().device_tensor().data<float>(), storage);
+}
+
 // Another step of the run fails after the update's place in the plan: the variable is unchanged.
 TEST(MatMulUpdateFusionTest, AFailedRunLeavesTheVariableAsItWas) {
   DenseStep step(/*subtract=*/true);
