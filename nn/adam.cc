@@ -47,10 +47,7 @@ void Adam::update_step(const Tensor& gradient, Variable& var, const Step& step) 
   if (use_fused_update(var)) {
     const DType dtype = var.dtype();
     const Tensor rate = lr_t.as_operand(dtype).resolve("Adam", &dtype, var.device());
-    auto [var_t, m_t, v_t] = adam_update(var.read(), m.read(), v.read(), gradient, rate, beta_1_, beta_2_, epsilon_);
-    m.assign(m_t);
-    v.assign(v_t);
-    var.assign(var_t);
+    apply_adam(var, m, v, gradient, rate, beta_1_, beta_2_, epsilon_);
     return;
   }
   const Tensor m_t = m * beta_1_ + gradient * (1 - beta_1_);

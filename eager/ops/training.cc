@@ -112,6 +112,45 @@ Tensor gradient_descent_update(const Tensor& var, const Tensor& alpha, const Ten
   return execute_single(kGradientDescentUpdate, inputs, AttrMap(), loc);
 }
 
+void apply_adam(Variable& var, Variable& m, Variable& v, const Tensor& grad, const Tensor& lr_t, double beta_1,
+                double beta_2, double epsilon, std::source_location loc) {
+  const AttrMap attrs{{"beta_1", beta_1}, {"beta_2", beta_2}, {"epsilon", epsilon}};
+  Device* device = var.device();
+  const bool eager = var.graph_info() == nullptr && m.graph_info() == nullptr && v.graph_info() == nullptr &&
+                     current_context().is_eager();
+  const bool one_device = device != nullptr && m.device() == device && v.device() == device && grad.defined() &&
+                          grad.device() == device && lr_t.defined() && lr_t.device() == device;
+  if (eager && one_device) {
+    // The op's own checks on the variables' specs: no read, so each value stays held alone.
+    const TensorSpec specs[5] = {{var.dtype(), var.shape()}, {m.dtype(), m.shape()}, {v.dtype(), v.shape()},
+                                 {grad.dtype(), grad.shape()}, {lr_t.dtype(), lr_t.shape()}};
+    const bool valid = adam_update_shape(InferenceContext{kAdamUpdate.api_name, specs, attrs}).ok();
+    absl::StatusOr<KernelFn> kernel = resolve_kernel(kAdamUpdate, device->type(), var.dtype());
+    bool written = false;
+    if (valid && kernel.ok()) {
+      // Each write_in_place runs its function only if that variable's storage is held alone; the
+      // kernel runs only when all three are.
+      var.write_in_place([&](DeviceTensor& var_storage) {
+        m.write_in_place([&](DeviceTensor& m_storage) {
+          v.write_in_place([&](DeviceTensor& v_storage) {
+            DeviceTensor outputs[3] = {var_storage, m_storage, v_storage};
+            const DeviceTensor* inputs[5] = {&var_storage, &m_storage, &v_storage, &grad.device_tensor(),
+                                             &lr_t.device_tensor()};
+            KernelContext ctx{device, kAdamUpdate.api_name, inputs, absl::MakeSpan(outputs), attrs};
+            (void)(*kernel)(ctx);  // specs checked above: an elementwise kernel cannot fail
+            written = true;
+          });
+        });
+      });
+    }
+    if (written) return;
+  }
+  auto [var_t, m_t, v_t] = adam_update(var.read(loc), m.read(loc), v.read(loc), grad, lr_t, beta_1, beta_2, epsilon, loc);
+  m.assign(m_t, loc);
+  v.assign(v_t, loc);
+  var.assign(var_t, loc);
+}
+
 Tensor apply_gradient_descent(Variable& var, const Operand& alpha, const Tensor& delta, std::source_location loc) {
   const DType dtype = var.dtype();
   if (!delta.defined()) throw_descent_mismatch(var, "delta", "an empty tensor", loc);

@@ -27,6 +27,13 @@ std::array<Tensor, 3> adam_update(const Tensor& var, const Tensor& m, const Tens
                                   const Tensor& lr_t, double beta_1, double beta_2, double epsilon,
                                   std::source_location loc = std::source_location::current());
 
+// TensorFlow's ApplyAdam: adam_update on three variables, written into their own storage when
+// each holds its value alone (Note [In-place update]: no new buffers, half the memory traffic on
+// a large layer); otherwise (a reader holds a value, another device, a graph being built) the
+// functional adam_update and three assigns, with the same values. Errors as adam_update's.
+void apply_adam(Variable& var, Variable& m, Variable& v, const Tensor& grad, const Tensor& lr_t, double beta_1,
+                double beta_2, double epsilon, std::source_location loc = std::source_location::current());
+
 // var + scale op(a) op(b), or var - scale op(a) op(b) with `subtract`: a gradient step whose
 // gradient is a matrix product (a dense layer's weights: w - lr x^T dy) as one product that
 // accumulates into a copy of var, without the product's temporary, its scaling and the

@@ -183,5 +183,45 @@ TEST(ApplyGradientDescentTest, BadInputsNameTheVariableAndChangeNothing) {
   EXPECT_THAT(w.read().to_vector<float>(), ::testing::ElementsAre(1.0f, 2.0f));
 }
 
+// ApplyAdam writes the three variables' own storage, with adam_update's values bit for bit; a
+// reader holding any one of the values sends it through the functional form, with the same values.
+TEST(ApplyAdamTest, UpdatesInPlaceWithTheFunctionalValues) {
+  const Tensor w0 = random_normal({32, 16}, 0.0, 1.0, DType::kFloat32, 41);
+  const Tensor g = random_normal({32, 16}, 0.0, 1.0, DType::kFloat32, 42);
+  const Tensor lr = 0.01f;
+  Variable var(w0 * 1.f, "w"), m(w0 * 0.f, "m"), v(w0 * 0.f, "v");
+  Tensor ref_var = w0, ref_m = w0 * 0.f, ref_v = w0 * 0.f;
+  const void* storage = var.read().device_tensor().data<float>();
+  for (int step = 0; step < 3; ++step) {
+    apply_adam(var, m, v, g, lr, 0.9, 0.999, 1e-7);
+    auto [var_t, m_t, v_t] = adam_update(ref_var, ref_m, ref_v, g, lr, 0.9, 0.999, 1e-7);
+    ref_var = var_t;
+    ref_m = m_t;
+    ref_v = v_t;
+  }
+  EXPECT_EQ(var.read().device_tensor().data<float>(), storage);
+  EXPECT_EQ(var.read().to_vector<float>(), ref_var.to_vector<float>());
+  EXPECT_EQ(m.read().to_vector<float>(), ref_m.to_vector<float>());
+  EXPECT_EQ(v.read().to_vector<float>(), ref_v.to_vector<float>());
+  const Tensor held_m = m.read();  // a reader: m's storage is shared now
+  const std::vector<float> held_values = held_m.to_vector<float>();
+  apply_adam(var, m, v, g, lr, 0.9, 0.999, 1e-7);
+  auto [var_t, m_t, v_t] = adam_update(ref_var, ref_m, ref_v, g, lr, 0.9, 0.999, 1e-7);
+  EXPECT_EQ(held_m.to_vector<float>(), held_values);
+  EXPECT_EQ(var.read().to_vector<float>(), var_t.to_vector<float>());
+  EXPECT_EQ(m.read().to_vector<float>(), m_t.to_vector<float>());
+  EXPECT_EQ(v.read().to_vector<float>(), v_t.to_vector<float>());
+}
+
+TEST(ApplyAdamTest, BadInputsAreTypedErrorsAndChangeNothing) {
+  Variable var(Tensor{1.0f, 2.0f}, "w"), m(Tensor{0.0f, 0.0f}, "m"), v(Tensor{0.0f, 0.0f}, "v");
+  EXPECT_THAT([&] { apply_adam(var, m, v, Tensor{1.0f, 2.0f, 3.0f}, Tensor(0.1f), 0.9, 0.999, 1e-7); },
+              ::testing::ThrowsMessage<InvalidArgumentError>(HasSubstr("[adam_update] input 'grad' has shape [3]")));
+  EXPECT_THAT([&] { apply_adam(var, m, v, Tensor{1.0, 2.0}, Tensor(0.1f), 0.9, 0.999, 1e-7); },
+              ::testing::ThrowsMessage<InvalidArgumentError>(HasSubstr("input 'grad' has dtype float64")));
+  EXPECT_THAT(var.read().to_vector<float>(), ::testing::ElementsAre(1.0f, 2.0f));
+  EXPECT_THAT(m.read().to_vector<float>(), ::testing::ElementsAre(0.0f, 0.0f));
+}
+
 }  // namespace
 }  // namespace tapeflow
