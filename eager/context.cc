@@ -352,7 +352,10 @@ Device* default_device() {
   return DeviceManager::global().cpu(0);
 }
 
-bool in_device_scope() { return !thread_state().device_scopes.empty(); }
+bool in_device_scope() {
+  const auto& scopes = thread_state().device_scopes;
+  return !scopes.empty() && !scopes.back().spec.empty();
+}
 
 DeviceSpec current_device_spec() {
   auto& scopes = thread_state().device_scopes;

@@ -140,7 +140,8 @@ class DeviceScope {
 
 // The merged spec of the innermost device scope (empty outside any scope).
 DeviceSpec current_device_spec();
-// True inside some device scope on this thread (cheaper than asking for the spec).
+// !current_device_spec().empty(), without copying the spec: true inside a device scope that
+// names something.
 bool in_device_scope();
 
 // Where new constants go: the innermost device scope's local device, else CPU:0 (also when the

@@ -169,6 +169,8 @@ TEST_F(ContextTest, InDeviceScopeFollowsTheGuards) {
     EXPECT_THAT(y.to_vector<float>(), ElementsAre(3.f, 6.f));
   }
   EXPECT_FALSE(in_device_scope());
+  auto empty = device("");  // names nothing: as outside any scope
+  EXPECT_FALSE(in_device_scope());
 }
 
 }  // namespace
