@@ -22,7 +22,9 @@ struct ThreadLists {
 // Note [Pool TLS]: the hot path reads one trivially destructible pointer (no guard variable to
 // check). The initial-exec TLS model would make that read one instruction instead of a
 // __tls_get_addr call, but a library loaded with dlopen (clang-repl does that) then fails with
-// "cannot allocate memory in static TLS block": keep the default model.
+// "cannot allocate memory in static TLS block": keep the default model. The library is built
+// with TLS descriptors instead (Note [TLS descriptors] in CMakeLists.txt), which make the read
+// a short call that returns the offset, and still work under dlopen.
 thread_local ThreadLists* t_lists = nullptr;
 // Set when this thread's lists are gone: a tensor destroyed later in thread exit (a static, or
 // another thread_local's destructor) frees its blocks straight to the system.
