@@ -9,7 +9,12 @@
 // single-threaded OpenBLAS call per block. Measured against libtorch in the same process
 // (bench/libtorch_compare, 2 cores): OpenBLAS's threading gave the MLP step 0.69-0.71x
 // libtorch's against 0.82-1.02x split over the pool (our pool's sleeping worker wakes late
-// for a product between small ops), and the CNN step 1.00-1.06x against 0.99-1.00x.
+// for a product between small ops), and the CNN step 1.00-1.06x against 0.99-1.00x. On the
+// AVX-512 machine (2026-11-24, one process alternating the two settings) the split measured
+// faster for the training steps (CNN 42.8-44.4 ms against 47.2-47.8, MLP 388-434 us against
+// 427-444) but slower for a lone 256^3 product (112-182 GFLOP/s against 188: the worker's
+// wake-up); a helper thread that kept spinning fixed that (198 GFLOP/s) yet slowed the MLP
+// step by a third. So the default stays OpenBLAS's threads.
 #pragma once
 
 #include <cstdint>
