@@ -181,8 +181,13 @@ Timing summarize(std::vector<double> t) {
   return Timing{n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]), t.front()};
 }
 
+// Note [Paired ratio]: the machine's speed drifts by up to 2x for seconds at a time, which can
+// fall on one framework's rounds more than the other's and move the ratio of medians. Each round
+// times both frameworks back to back, so the median over rounds of the two times' ratio compares
+// them at the same machine speed: the figure to quote.
 struct Comparison {
   Timing tapeflow, libtorch;
+  double paired_ratio = 0;  // median over rounds of tapeflow's time / libtorch's (Note [Paired ratio])
 };
 
 // Note [Shared OpenBLAS]: both frameworks call the one OpenBLAS in this process. libtorch relies
@@ -215,7 +220,9 @@ Comparison interleave(const std::function<void()>& tapeflow, const std::function
       times[f].push_back(seconds_per_call(*fns[f], calls[f]));
     }
   }
-  return Comparison{summarize(times[0]), summarize(times[1])};
+  std::vector<double> ratios;
+  for (int r = 0; r < rounds; ++r) ratios.push_back(times[0][r] / times[1][r]);
+  return Comparison{summarize(times[0]), summarize(times[1]), summarize(ratios).median};
 }
 
 // ---- peak RSS (Note [Peak RSS]) ----
@@ -310,9 +317,9 @@ std::string loaded_compute_libraries() {
 }
 
 void print_row(const char* name, const char* unit, double scale, const Comparison& c) {
-  std::printf("%-34s %-3s %9.1f %9.1f   %9.1f %9.1f   %6.2f\n", name, unit, c.tapeflow.median * scale,
+  std::printf("%-34s %-3s %9.1f %9.1f   %9.1f %9.1f   %6.2f %6.2f\n", name, unit, c.tapeflow.median * scale,
               c.tapeflow.min * scale, c.libtorch.median * scale, c.libtorch.min * scale,
-              c.tapeflow.median / c.libtorch.median);
+              c.tapeflow.median / c.libtorch.median, c.paired_ratio);
 }
 
 double flag_value(int argc, char** argv, const char* name, double fallback) {
@@ -377,9 +384,9 @@ int main(int argc, char** argv) {
   }
 
   tf::cpu::set_blas_threads(tapeflow_blas_threads);  // after tapeflow's first op set it to 1
-  std::printf("\n%-34s %-3s %19s   %19s   %6s\n", "", "", "tapeflow", "libtorch", "ratio");
-  std::printf("%-34s %-3s %9s %9s   %9s %9s   %6s\n", "workload", "", "median", "min", "median", "min",
-              "tf/lt");
+  std::printf("\n%-34s %-3s %19s   %19s   %13s\n", "", "", "tapeflow", "libtorch", "ratio tf/lt");
+  std::printf("%-34s %-3s %9s %9s   %9s %9s   %6s %6s\n", "workload", "", "median", "min", "median", "min",
+              "medians", "paired");
   {
     const tf::Tensor a = 1.f, b = 2.f;
     const torch::Tensor ta = torch::ones({1}), tb = torch::ones({1});
