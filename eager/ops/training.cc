@@ -4,8 +4,8 @@
 #include "core/errors.h"
 #include "eager/context.h"
 #include "eager/ops/binary.h"
-#include "eager/variable.h"
 #include "eager/ops/shape_fns.h"
+#include "eager/variable.h"
 
 namespace tapeflow {
 
@@ -157,10 +157,11 @@ Tensor apply_gradient_descent(Variable& var, const Operand& alpha, const Tensor&
   if (delta.dtype() != dtype) throw_descent_mismatch(var, "delta's dtype", dtype_name(delta.dtype()), loc);
   if (!delta.shape().is_compatible_with(var.shape()))
     throw_descent_mismatch(var, "delta's shape", delta.shape().to_string(), loc);
+  if (const Tensor* rate = alpha.tensor(); rate != nullptr && rate->rank() != 0)  // a graph would broadcast it
+    throw_descent_mismatch(var, "alpha's shape", rate->shape().to_string(), loc);
   const bool eager = var.graph_info() == nullptr && current_context().is_eager() && !delta.is_symbolic();
   if (eager && delta.device() == var.device()) {
     const Tensor rate = alpha.resolve("apply_gradient_descent", &dtype, var.device());
-    if (rate.rank() != 0) throw_descent_mismatch(var, "alpha's shape", rate.shape().to_string(), loc);
     absl::StatusOr<KernelFn> kernel = resolve_kernel(kGradientDescentUpdate, var.device()->type(), dtype);
     const bool done = kernel.ok() && rate.device() == var.device() && var.write_in_place([&](DeviceTensor& value) {
       const DeviceTensor* inputs[3] = {&value, &rate.device_tensor(), &delta.device_tensor()};

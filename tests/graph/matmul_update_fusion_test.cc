@@ -118,6 +118,11 @@ TEST(MatMulUpdateFusionTest, ATracedApplyGradientDescentFusesWithItsProduct) {
   const Tensor delta = matmul(x, dy, true, false) * 0.5f;
   expect_close(w.read(), w0 - delta - delta, 1e-5);
   EXPECT_EQ(w.read().device_tensor().data<float>(), storage);
+  // While tracing too, a rate that is not a scalar is an error, not a broadcast update.
+  auto bad = function([&](const Tensor& g) { return apply_gradient_descent(w, Tensor{0.1f, 0.2f, 0.3f, 0.4f}, g); });
+  EXPECT_THAT([&] { bad(ones({6, 4})); },
+              ::testing::ThrowsMessage<InvalidArgumentError>(::testing::HasSubstr("alpha's shape is [4]")));
+  expect_close(w.read(), w0 - delta - delta, 1e-5);
 }
 
 // Another step of the run fails after the update's place in the plan: the variable is unchanged.
