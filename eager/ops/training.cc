@@ -120,7 +120,9 @@ void apply_adam(Variable& var, Variable& m, Variable& v, const Tensor& grad, con
                      current_context().is_eager();
   const bool one_device = device != nullptr && m.device() == device && v.device() == device && grad.defined() &&
                           grad.device() == device && lr_t.defined() && lr_t.device() == device;
-  if (eager && one_device) {
+  // One variable passed twice would take its own lock twice below: the functional form serves it.
+  const bool distinct = var.id() != m.id() && var.id() != v.id() && m.id() != v.id();
+  if (eager && one_device && distinct) {
     // The op's own checks on the variables' specs: no read, so each value stays held alone.
     const TensorSpec specs[5] = {{var.dtype(), var.shape()}, {m.dtype(), m.shape()}, {v.dtype(), v.shape()},
                                  {grad.dtype(), grad.shape()}, {lr_t.dtype(), lr_t.shape()}};

@@ -213,6 +213,16 @@ TEST(ApplyAdamTest, UpdatesInPlaceWithTheFunctionalValues) {
   EXPECT_EQ(v.read().to_vector<float>(), v_t.to_vector<float>());
 }
 
+// The same variable as two of the three: no self-deadlock, the functional form's values.
+TEST(ApplyAdamTest, OneVariablePassedTwiceTakesTheFunctionalForm) {
+  Variable var(Tensor{1.0f, 2.0f}, "w"), mv(Tensor{0.0f, 0.0f}, "mv");
+  const Tensor g = {0.5f, -0.5f}, lr = 0.1f;
+  auto [var_t, m_t, v_t] = adam_update(var.read(), mv.read(), mv.read(), g, lr, 0.9, 0.999, 1e-7);
+  apply_adam(var, mv, mv, g, lr, 0.9, 0.999, 1e-7);
+  EXPECT_EQ(var.read().to_vector<float>(), var_t.to_vector<float>());
+  EXPECT_EQ(mv.read().to_vector<float>(), v_t.to_vector<float>());  // assigned m_t, then v_t
+}
+
 TEST(ApplyAdamTest, BadInputsAreTypedErrorsAndChangeNothing) {
   Variable var(Tensor{1.0f, 2.0f}, "w"), m(Tensor{0.0f, 0.0f}, "m"), v(Tensor{0.0f, 0.0f}, "v");
   EXPECT_THAT([&] { apply_adam(var, m, v, Tensor{1.0f, 2.0f, 3.0f}, Tensor(0.1f), 0.9, 0.999, 1e-7); },
