@@ -19,12 +19,14 @@
 #include <limits>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
 #include "devices/cpu/blas.h"
+#include "devices/cpu/conv_direct.h"
 #include "devices/cpu/register.h"
 #include "devices/cpu/thread_pool.h"
 #include "devices/kernel_registry.h"
@@ -106,29 +108,36 @@ template <typename T> inline void zero_run(T* dst, int64_t len) {
   else for (int64_t e = 0; e < len; ++e) dst[e] = T(0);
 }
 
-// Writes the column-matrix rows of output rows [r0, r1) (r = image * OH + output y) to cols.
+// Writes the column-matrix rows of output rows [r0, r1) (r = image * OH + output y) to cols, on
+// the calling thread.
 template <typename T>
-void im2col(const ConvGeometry& g, const T* x, int64_t r0, int64_t r1, T* cols) {
+void im2col_serial(const ConvGeometry& g, const T* x, int64_t r0, int64_t r1, T* cols) {
   const int64_t k = g.k(), patch_row = g.kw * g.cin;
-  parallel_for(r1 - r0, g.ow * k, [&](int64_t begin, int64_t end) {
-    for (int64_t r = r0 + begin; r < r0 + end; ++r) {
-      const int64_t b = r / g.oh, oy = r % g.oh;
-      const T* image = x + b * g.h * g.w * g.cin;
-      T* dst = cols + (r - r0) * g.ow * k;
-      for (int64_t ox = 0; ox < g.ow; ++ox) {
-        const int64_t y0 = oy * g.sh - g.pad_top, x0 = ox * g.sw - g.pad_left;
-        // Taps [j0, j1) of each filter row fall inside the image: elements [lo, hi) of a patch row.
-        const int64_t j0 = std::max<int64_t>(0, -x0), j1 = std::max(j0, std::min(g.kw, g.w - x0));
-        const int64_t lo = j0 * g.cin, hi = j1 * g.cin;
-        for (int64_t i = 0; i < g.kh; ++i, dst += patch_row) {
-          const int64_t y = y0 + i;
-          if (y < 0 || y >= g.h) { zero_run(dst, patch_row); continue; }
-          zero_run(dst, lo);
-          copy_run(image + (y * g.w + x0) * g.cin + lo, dst + lo, hi - lo);
-          zero_run(dst + hi, patch_row - hi);
-        }
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t b = r / g.oh, oy = r % g.oh;
+    const T* image = x + b * g.h * g.w * g.cin;
+    T* dst = cols + (r - r0) * g.ow * k;
+    for (int64_t ox = 0; ox < g.ow; ++ox) {
+      const int64_t y0 = oy * g.sh - g.pad_top, x0 = ox * g.sw - g.pad_left;
+      // Taps [j0, j1) of each filter row fall inside the image: elements [lo, hi) of a patch row.
+      const int64_t j0 = std::max<int64_t>(0, -x0), j1 = std::max(j0, std::min(g.kw, g.w - x0));
+      const int64_t lo = j0 * g.cin, hi = j1 * g.cin;
+      for (int64_t i = 0; i < g.kh; ++i, dst += patch_row) {
+        const int64_t y = y0 + i;
+        if (y < 0 || y >= g.h) { zero_run(dst, patch_row); continue; }
+        zero_run(dst, lo);
+        copy_run(image + (y * g.w + x0) * g.cin + lo, dst + lo, hi - lo);
+        zero_run(dst + hi, patch_row - hi);
       }
     }
+  }
+}
+
+// The same, split over the intra-op pool.
+template <typename T>
+void im2col(const ConvGeometry& g, const T* x, int64_t r0, int64_t r1, T* cols) {
+  parallel_for(r1 - r0, g.ow * g.k(), [&](int64_t begin, int64_t end) {
+    im2col_serial(g, x, r0 + begin, r0 + end, cols + begin * g.ow * g.k());
   });
 }
 
@@ -186,6 +195,53 @@ absl::Status for_each_column_chunk(const KernelContext& ctx, const ConvGeometry&
   return absl::OkStatus();
 }
 
+// Note [Small-K convolutions] (devices/cpu/conv_direct.cc): float convolutions with at most
+// kSmallK taps per output skip OpenBLAS. Blocks of output rows are turned into columns in a
+// cache-sized buffer (kSmallKPixels pixels) and multiplied there by register-blocked loops.
+constexpr int64_t kSmallK = 32;
+constexpr int64_t kSmallKPixels = 256;
+
+template <typename T>
+bool use_small_k(const ConvGeometry& g) {
+  return std::is_same_v<T, float> && g.k() <= kSmallK && !g.input_is_columns();
+}
+
+int64_t small_k_rows(const ConvGeometry& g) { return std::max<int64_t>(1, kSmallKPixels / std::max<int64_t>(1, g.ow)); }
+
+void conv2d_small_k(const ConvGeometry& g, const float* x, const float* f, float* out) {
+  const int64_t rows = small_k_rows(g), chunks = (g.n * g.oh + rows - 1) / rows;
+  parallel_for(chunks, rows * g.ow * g.k() * g.cout, [&](int64_t begin, int64_t end) {
+    std::vector<float> cols(static_cast<size_t>(rows * g.ow * g.k()));
+    for (int64_t c = begin; c < end; ++c) {
+      const int64_t r0 = c * rows, r1 = std::min(g.n * g.oh, r0 + rows);
+      im2col_serial(g, x, r0, r1, cols.data());
+      small_k_forward(cols.data(), f, out + r0 * g.ow * g.cout, (r1 - r0) * g.ow, g.k(), g.cout);
+    }
+  });
+}
+
+// Each of up to intra_op_threads() blocks of rows sums into its own partial filter; the partials
+// are added in block order, so the result does not depend on which thread finished first.
+void conv2d_backprop_filter_small_k(const ConvGeometry& g, const float* x, const float* dy, float* out) {
+  const int64_t rows = small_k_rows(g), chunks = (g.n * g.oh + rows - 1) / rows;
+  const int64_t blocks = std::min<int64_t>(chunks, intra_op_threads()), size = g.k() * g.cout;
+  std::vector<float> partials(static_cast<size_t>(blocks * size), 0.f);
+  parallel_for(blocks, chunks / blocks * rows * g.ow * size, [&](int64_t begin, int64_t end) {
+    std::vector<float> cols(static_cast<size_t>(rows * g.ow * g.k()));
+    for (int64_t block = begin; block < end; ++block) {
+      for (int64_t c = block * chunks / blocks; c < (block + 1) * chunks / blocks; ++c) {
+        const int64_t r0 = c * rows, r1 = std::min(g.n * g.oh, r0 + rows);
+        im2col_serial(g, x, r0, r1, cols.data());
+        small_k_filter_grad(cols.data(), dy + r0 * g.ow * g.cout, partials.data() + block * size,
+                            (r1 - r0) * g.ow, g.k(), g.cout);
+      }
+    }
+  });
+  std::copy(partials.begin(), partials.begin() + size, out);
+  for (int64_t block = 1; block < blocks; ++block)
+    for (int64_t e = 0; e < size; ++e) out[e] += partials[block * size + e];
+}
+
 // Conv2D: inputs input, filter.
 template <typename T>
 absl::Status conv2d_kernel(KernelContext& ctx) {
@@ -199,6 +255,12 @@ absl::Status conv2d_kernel(KernelContext& ctx) {
   if (g.k() == 0) {  // no input channels: an empty sum
     std::fill(out, out + y.num_elements(), T(0));
     return absl::OkStatus();
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (use_small_k<T>(g)) {
+      conv2d_small_k(g, x.data<T>(), f.data<T>(), out);
+      return absl::OkStatus();
+    }
   }
   if (g.input_is_columns()) {  // y[M, Cout] = x[M, K] * filter
     for_each_direct_chunk(g, [&](int64_t r, int64_t m) {
@@ -250,6 +312,12 @@ absl::Status conv2d_backprop_filter_kernel(KernelContext& ctx) {
   if (g.m() == 0) {  // no output pixels: an empty sum
     std::fill(out, out + df.num_elements(), T(0));
     return absl::OkStatus();
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (use_small_k<T>(g)) {
+      conv2d_backprop_filter_small_k(g, x.data<T>(), dy.data<T>(), out);
+      return absl::OkStatus();
+    }
   }
   if (g.input_is_columns()) {  // dfilter[K, Cout] = x[M, K]^T * dy[M, Cout], accumulated over M chunks
     for_each_direct_chunk(g, [&](int64_t r, int64_t m) {

@@ -187,6 +187,40 @@ TEST(Conv2DTest, ChunkedColumnsMatchReference) {
   }
 }
 
+// Float convolutions with at most 32 taps per output take register-blocked loops instead of
+// OpenBLAS (Note [Small-K convolutions]): blocks of 4 pixels x 32 channels, with tails in both,
+// taps in fours with a tail, and 256-pixel chunks whose edges fall inside images. The tutorial's
+// first layer (28x28x1, 5x5 -> 32, SAME) is the first case.
+TEST(Conv2DTest, SmallKFloatPathsMatchReference) {
+  const std::vector<Conv> cases = {
+      {3, 28, 28, 1, 5, 5, 32, 1, 1, true},  {2, 13, 11, 3, 3, 3, 64, 1, 1, true},
+      {2, 13, 11, 3, 3, 3, 40, 2, 1, false}, {1, 9, 30, 2, 2, 3, 33, 1, 2, true},
+      {2, 7, 7, 4, 2, 2, 31, 1, 1, false},   {1, 5, 5, 2, 4, 4, 32, 3, 3, true},
+  };
+  uint32_t seed = 300;
+  for (const Conv& c : cases) {
+    ASSERT_LE(c.kh * c.kw * c.cin, 32);
+    const auto x = random_values(product(c.input_shape()), seed++);
+    const auto f = random_values(product(c.filter_shape()), seed++);
+    const auto dy = random_values(product(c.output_shape()), seed++);
+    const Tensor xt = make<float>(x, c.input_shape()), ft = make<float>(f, c.filter_shape());
+    const Tensor dyt = make<float>(dy, c.output_shape());
+    const std::string what = describe(c);
+    const Tensor y = conv2d(xt, ft, c.strides(), c.padding());
+    EXPECT_EQ(y.dtype(), DType::kFloat32);
+    ASSERT_EQ(y.shape(), Shape(c.output_shape())) << what;
+    expect_near_all(values_of<float>(y), c.forward(x, f), 1e-5, what);
+    // The filter's gradient sums over every pixel of the batch (up to ~2,400 terms here).
+    const Tensor df = conv2d_backprop_filter(xt, c.filter_shape(), dyt, c.strides(), c.padding());
+    ASSERT_EQ(df.shape(), Shape(c.filter_shape())) << what;
+    expect_near_all(values_of<float>(df), c.backprop_filter(x, dy), 2e-4, what + " backprop_filter");
+    // Deterministic: the partial sums of the pool's blocks are added in a fixed order.
+    EXPECT_EQ(conv2d_backprop_filter(xt, c.filter_shape(), dyt, c.strides(), c.padding()).to_vector<float>(),
+              df.to_vector<float>())
+        << what;
+  }
+}
+
 // The backprop ops are the derivatives of L(x, f) = sum(conv2d(x, f) * g): check them against
 // central differences of L computed with conv2d itself, in float64.
 TEST(Conv2DTest, BackpropMatchesFiniteDifferences) {
