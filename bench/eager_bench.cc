@@ -11,6 +11,8 @@
 #include <Eigen/Core>
 #include <benchmark/benchmark.h>
 
+#include "devices/cpu/blas.h"
+#include "devices/cpu/thread_pool.h"
 #include "tapeflow.h"
 
 namespace tf = tapeflow;
@@ -53,13 +55,17 @@ void BM_MatMul_Eigen(benchmark::State& state) {
   set_gflops(state, n);
 }
 
+// Raw OpenBLAS at its best: threading each product itself over the pool's thread count (tapeflow
+// keeps OpenBLAS single-threaded and splits products over its pool, Note [BLAS threads]).
 void BM_MatMul_OpenBLAS(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   std::vector<float> a(size_t(n) * n, 0.5f), b(size_t(n) * n, 0.25f), c(size_t(n) * n);
+  tf::cpu::set_blas_threads(tapeflow::intra_op_threads());
   for (auto _ : state) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.f, a.data(), n, b.data(), n, 0.f, c.data(), n);
     benchmark::DoNotOptimize(c.data());
   }
+  tf::cpu::set_blas_threads(1);  // tapeflow's setting again
   set_gflops(state, n);
 }
 

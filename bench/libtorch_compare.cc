@@ -7,7 +7,7 @@
 // Built only when CMake finds Torch (Debian: apt-get install libtorch-dev); nothing else needs it.
 //
 //   ./build/bench/libtorch_compare [--rounds=7] [--seconds=0.25] [--rss-steps=200] [--omp-default]
-//                                  [--tapeflow-blas-threads=N]   (1: products split over tapeflow's pool)
+//                                  [--tapeflow-blas-threads=N]   (default 1, tapeflow's: products split over its pool)
 //
 // Note [Interleaving]: each workload runs tapeflow and libtorch alternately, in rounds of about
 // --seconds each (the first framework alternates round to round), after a warm-up; a round's
@@ -191,8 +191,8 @@ struct Comparison {
 };
 
 // Note [Shared OpenBLAS]: both frameworks call the one OpenBLAS in this process. libtorch relies
-// on OpenBLAS's threads; tapeflow lets OpenBLAS thread too unless --tapeflow-blas-threads=1,
-// which splits its products over its own pool instead (Note [BLAS threads], devices/cpu/blas.h).
+// on OpenBLAS's threads; tapeflow keeps OpenBLAS single-threaded and splits its products over
+// its own pool (Note [BLAS threads], devices/cpu/blas.h) unless --tapeflow-blas-threads=N > 1.
 // OpenBLAS gets libtorch's thread count around each libtorch round, and tapeflow's after it.
 int tapeflow_blas_threads = 0;  // --tapeflow-blas-threads: OpenBLAS's threads in tapeflow's rounds
 struct TorchBlasThreads {
@@ -354,7 +354,7 @@ int main(int argc, char** argv) {
   const PeakRss libtorch_rss = spawn_rss_child("libtorch", rss_steps);
 
   const int threads = tf::intra_op_threads();
-  tapeflow_blas_threads = static_cast<int>(flag_value(argc, argv, "--tapeflow-blas-threads", threads));
+  tapeflow_blas_threads = static_cast<int>(flag_value(argc, argv, "--tapeflow-blas-threads", 1));
   torch::set_num_threads(threads);
   std::printf("tapeflow vs libtorch %s (CPU), same process, %d interleaved rounds of ~%.2f s each\n", TORCH_VERSION,
               rounds, round_s);

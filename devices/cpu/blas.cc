@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <type_traits>
 
 #include "devices/cpu/thread_pool.h"
@@ -48,7 +49,7 @@ void blas_gemv(bool trans, int rows, int cols, const T* mat, int ld, const T* x,
 
 }  // namespace
 
-void init_blas() { openblas_set_num_threads(intra_op_threads()); }
+void init_blas() { openblas_set_num_threads(1); }
 void set_blas_threads(int n) { openblas_set_num_threads(std::max(1, n)); }
 int blas_threads() { return openblas_get_num_threads(); }
 
@@ -59,7 +60,7 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a
   // Split the longer side of C: rows take a row block of op(A), columns a column block of op(B).
   const bool by_rows = m >= n;
   const int64_t extent = by_rows ? m : n;
-  // OpenBLAS threading itself (the default) takes each product whole (Note [BLAS threads]).
+  // OpenBLAS threading itself (set_blas_threads(n > 1)) takes each product whole (Note [BLAS threads]).
   const int64_t blocks = openblas_get_num_threads() > 1 ? 1 : block_count(work, extent);
   if (blocks == 1) {
     blas_gemm<T>(ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a, lda, b, ldb, beta, c,
@@ -84,6 +85,40 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a
 }
 
 template <typename T>
+void gemm_on_this_thread(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, const T* b, T beta,
+                         T* c) {
+  blas_gemm<T>(ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
+               static_cast<int>(ta ? m : k), b, static_cast<int>(tb ? k : n), beta, c, static_cast<int>(n));
+}
+
+namespace {
+struct SingleThreadedState {
+  std::mutex mu;
+  int holders = 0;
+  int saved_threads = 1;
+};
+SingleThreadedState& single_threaded_state() {
+  static SingleThreadedState* state = new SingleThreadedState;  // never destroyed: used at exit
+  return *state;
+}
+}  // namespace
+
+SingleThreadedBlas::SingleThreadedBlas() {
+  SingleThreadedState& s = single_threaded_state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.holders++ == 0) {
+    s.saved_threads = openblas_get_num_threads();
+    if (s.saved_threads != 1) openblas_set_num_threads(1);
+  }
+}
+
+SingleThreadedBlas::~SingleThreadedBlas() {
+  SingleThreadedState& s = single_threaded_state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (--s.holders == 0 && s.saved_threads != 1) openblas_set_num_threads(s.saved_threads);
+}
+
+template <typename T>
 void gemv(bool trans, int64_t rows, int64_t cols, const T* mat, const T* x, T* y) {
   const int64_t out = trans ? cols : rows;  // y's length
   const int64_t blocks = openblas_get_num_threads() > 1 ? 1 : block_count(rows * cols, out);
@@ -104,6 +139,10 @@ void gemv(bool trans, int64_t rows, int64_t cols, const T* mat, const T* x, T* y
 template void gemm<float>(bool, bool, int64_t, int64_t, int64_t, float, const float*, const float*, float, float*);
 template void gemm<double>(bool, bool, int64_t, int64_t, int64_t, double, const double*, const double*, double,
                            double*);
+template void gemm_on_this_thread<float>(bool, bool, int64_t, int64_t, int64_t, float, const float*, const float*,
+                                         float, float*);
+template void gemm_on_this_thread<double>(bool, bool, int64_t, int64_t, int64_t, double, const double*,
+                                          const double*, double, double*);
 template void gemv<float>(bool, int64_t, int64_t, const float*, const float*, float*);
 template void gemv<double>(bool, int64_t, int64_t, const double*, const double*, double*);
 

@@ -141,32 +141,36 @@ void im2col(const ConvGeometry& g, const T* x, int64_t r0, int64_t r1, T* cols) 
   });
 }
 
-// Adds the column-matrix rows of output rows [r0, r1) into dx (col2im). Images are independent,
-// so the work is split by image: no two threads add into the same pixel.
+// Adds the column-matrix rows of output rows [r0, r1) into dx (col2im), on the calling thread.
 template <typename T>
-void col2im(const ConvGeometry& g, const T* cols, int64_t r0, int64_t r1, T* dx) {
+void col2im_serial(const ConvGeometry& g, const T* cols, int64_t r0, int64_t r1, T* dx) {
   const int64_t k = g.k(), patch_row = g.kw * g.cin;
-  const int64_t b0 = r0 / g.oh, b1 = (r1 - 1) / g.oh + 1;
-  parallel_for(b1 - b0, (r1 - r0) / (b1 - b0) * g.ow * k, [&](int64_t begin, int64_t end) {
-    for (int64_t b = b0 + begin; b < b0 + end; ++b) {
-      T* image = dx + b * g.h * g.w * g.cin;
-      const int64_t rb = std::max(r0, b * g.oh), re = std::min(r1, (b + 1) * g.oh);
-      for (int64_t r = rb; r < re; ++r) {
-        const int64_t oy = r % g.oh;
-        const T* src = cols + (r - r0) * g.ow * k;
-        for (int64_t ox = 0; ox < g.ow; ++ox) {
-          const int64_t y0 = oy * g.sh - g.pad_top, x0 = ox * g.sw - g.pad_left;
-          for (int64_t i = 0; i < g.kh; ++i, src += patch_row) {
-            const int64_t y = y0 + i;
-            if (y < 0 || y >= g.h) continue;
-            const int64_t j0 = std::max<int64_t>(0, -x0), j1 = std::min(g.kw, g.w - x0);
-            T* d = image + (y * g.w + x0 + j0) * g.cin;
-            const T* s = src + j0 * g.cin;
-            for (int64_t e = 0, len = std::max<int64_t>(0, j1 - j0) * g.cin; e < len; ++e) d[e] += s[e];
-          }
-        }
+  for (int64_t r = r0; r < r1; ++r) {
+    T* image = dx + r / g.oh * g.h * g.w * g.cin;
+    const int64_t oy = r % g.oh;
+    const T* src = cols + (r - r0) * g.ow * k;
+    for (int64_t ox = 0; ox < g.ow; ++ox) {
+      const int64_t y0 = oy * g.sh - g.pad_top, x0 = ox * g.sw - g.pad_left;
+      for (int64_t i = 0; i < g.kh; ++i, src += patch_row) {
+        const int64_t y = y0 + i;
+        if (y < 0 || y >= g.h) continue;
+        const int64_t j0 = std::max<int64_t>(0, -x0), j1 = std::min(g.kw, g.w - x0);
+        T* d = image + (y * g.w + x0 + j0) * g.cin;
+        const T* s = src + j0 * g.cin;
+        for (int64_t e = 0, len = std::max<int64_t>(0, j1 - j0) * g.cin; e < len; ++e) d[e] += s[e];
       }
     }
+  }
+}
+
+// The same over the pool. Images are independent, so the work is split by image: no two threads
+// add into the same pixel.
+template <typename T>
+void col2im(const ConvGeometry& g, const T* cols, int64_t r0, int64_t r1, T* dx) {
+  const int64_t b0 = r0 / g.oh, b1 = (r1 - 1) / g.oh + 1;
+  parallel_for(b1 - b0, (r1 - r0) / (b1 - b0) * g.ow * g.k(), [&](int64_t begin, int64_t end) {
+    const int64_t rb = std::max(r0, (b0 + begin) * g.oh), re = std::min(r1, (b0 + end) * g.oh);
+    col2im_serial(g, cols + (rb - r0) * g.ow * g.k(), rb, re, dx);
   });
 }
 
@@ -242,6 +246,78 @@ void conv2d_backprop_filter_small_k(const ConvGeometry& g, const float* x, const
     for (int64_t e = 0; e < size; ++e) out[e] += partials[block * size + e];
 }
 
+// Note [Per-image convolutions]: when one image's column matrix is small (at most
+// kImageColumnBudget elements: 196 x 800 for the tutorial CNN's second layer), each pool thread
+// takes a contiguous block of images and, image by image, builds the columns in its own scratch
+// and multiplies them with a single-threaded OpenBLAS call. The columns stay in that core's cache
+// and no product waits on a hand-off between our pool and OpenBLAS's threads. Measured on the
+// tutorial's second layer (2 cores, Zen 5): forward 12-14 -> ~8 ms, filter gradient 14-17 -> ~8 ms,
+// input gradient ~12 -> ~8 ms, where OpenBLAS's own threading of one 1302 x 64 x 800 product
+// reaches only 1.2x its single-threaded speed.
+constexpr int64_t kImageColumnBudget = int64_t{1} << 20;
+
+bool per_image(const ConvGeometry& g) { return !g.input_is_columns() && g.oh * g.ow * g.k() <= kImageColumnBudget; }
+
+// Calls body(block, first image, end image, scratch) for min(N, threads) contiguous blocks of
+// images, in parallel, each block with a scratch for one image's column matrix.
+template <typename T, typename Body>
+absl::Status for_each_image_block(const KernelContext& ctx, const ConvGeometry& g, Body body) {
+  const int64_t blocks = std::min<int64_t>(g.n, intra_op_threads()), image_cols = g.oh * g.ow * g.k();
+  TF_ASSIGN_OR_RETURN(DeviceTensor scratch, ctx.device->allocate(dtype_of<T>(), Shape{blocks * image_cols}));
+  T* cols = scratch.data<T>();
+  const SingleThreadedBlas single_threaded;
+  parallel_for(blocks, g.n / blocks * image_cols * g.cout, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) body(b, b * g.n / blocks, (b + 1) * g.n / blocks, cols + b * image_cols);
+  });
+  return absl::OkStatus();
+}
+
+template <typename T>
+absl::Status conv2d_per_image(const KernelContext& ctx, const ConvGeometry& g, const T* x, const T* f, T* out) {
+  const int64_t pixels = g.oh * g.ow;
+  return for_each_image_block<T>(ctx, g, [&](int64_t, int64_t i0, int64_t i1, T* cols) {
+    for (int64_t i = i0; i < i1; ++i) {
+      im2col_serial(g, x, i * g.oh, (i + 1) * g.oh, cols);
+      gemm_on_this_thread<T>(false, false, pixels, g.cout, g.k(), T(1), cols, f, T(0), out + i * pixels * g.cout);
+    }
+  });
+}
+
+// dx must be zero.
+template <typename T>
+absl::Status conv2d_backprop_input_per_image(const KernelContext& ctx, const ConvGeometry& g, const T* f, const T* dy,
+                                             T* dx) {
+  const int64_t pixels = g.oh * g.ow;
+  return for_each_image_block<T>(ctx, g, [&](int64_t, int64_t i0, int64_t i1, T* cols) {
+    for (int64_t i = i0; i < i1; ++i) {
+      gemm_on_this_thread<T>(false, true, pixels, g.k(), g.cout, T(1), dy + i * pixels * g.cout, f, T(0), cols);
+      col2im_serial(g, cols, i * g.oh, (i + 1) * g.oh, dx);
+    }
+  });
+}
+
+// Each block sums its images into its own partial filter (block 0 into out); the partials are
+// added in block order, so the result does not depend on which thread finished first.
+template <typename T>
+absl::Status conv2d_backprop_filter_per_image(const KernelContext& ctx, const ConvGeometry& g, const T* x,
+                                              const T* dy, T* out) {
+  const int64_t pixels = g.oh * g.ow, size = g.k() * g.cout;
+  const int64_t blocks = std::min<int64_t>(g.n, intra_op_threads());
+  TF_ASSIGN_OR_RETURN(DeviceTensor partials, ctx.device->allocate(dtype_of<T>(), Shape{(blocks - 1) * size}));
+  TF_RETURN_IF_ERROR(for_each_image_block<T>(ctx, g, [&](int64_t b, int64_t i0, int64_t i1, T* cols) {
+    T* sum = b == 0 ? out : partials.data<T>() + (b - 1) * size;
+    for (int64_t i = i0; i < i1; ++i) {
+      im2col_serial(g, x, i * g.oh, (i + 1) * g.oh, cols);
+      gemm_on_this_thread<T>(true, false, g.k(), g.cout, pixels, T(1), cols, dy + i * pixels * g.cout,
+                             i == i0 ? T(0) : T(1), sum);
+    }
+  }));
+  const T* p = partials.data<T>();
+  for (int64_t b = 1; b < blocks; ++b)
+    for (int64_t e = 0; e < size; ++e) out[e] += p[(b - 1) * size + e];
+  return absl::OkStatus();
+}
+
 // Conv2D: inputs input, filter.
 template <typename T>
 absl::Status conv2d_kernel(KernelContext& ctx) {
@@ -262,6 +338,7 @@ absl::Status conv2d_kernel(KernelContext& ctx) {
       return absl::OkStatus();
     }
   }
+  if (per_image(g)) return conv2d_per_image<T>(ctx, g, x.data<T>(), f.data<T>(), out);
   if (g.input_is_columns()) {  // y[M, Cout] = x[M, K] * filter
     for_each_direct_chunk(g, [&](int64_t r, int64_t m) {
       gemm<T>(false, false, m, g.cout, g.k(), T(1), x.data<T>() + r * g.k(), f.data<T>(), T(0), out + r * g.cout);
@@ -292,6 +369,7 @@ absl::Status conv2d_backprop_input_kernel(KernelContext& ctx) {
   }
   std::fill(out, out + dx.num_elements(), T(0));
   if (g.m() == 0 || g.cout == 0) return absl::OkStatus();
+  if (per_image(g)) return conv2d_backprop_input_per_image<T>(ctx, g, f.data<T>(), dy.data<T>(), out);
   return for_each_column_chunk<T>(ctx, g, [&](int64_t r0, int64_t r1, T* cols) {
     gemm<T>(false, true, (r1 - r0) * g.ow, g.k(), g.cout, T(1), dy.data<T>() + r0 * g.ow * g.cout, f.data<T>(), T(0),
             cols);
@@ -319,6 +397,7 @@ absl::Status conv2d_backprop_filter_kernel(KernelContext& ctx) {
       return absl::OkStatus();
     }
   }
+  if (per_image(g)) return conv2d_backprop_filter_per_image<T>(ctx, g, x.data<T>(), dy.data<T>(), out);
   if (g.input_is_columns()) {  // dfilter[K, Cout] = x[M, K]^T * dy[M, Cout], accumulated over M chunks
     for_each_direct_chunk(g, [&](int64_t r, int64_t m) {
       gemm<T>(true, false, g.k(), g.cout, m, T(1), x.data<T>() + r * g.k(), dy.data<T>() + r * g.cout,

@@ -10,8 +10,6 @@
 
 #include <unsupported/Eigen/CXX11/Tensor>
 
-#include "devices/cpu/blas.h"
-
 namespace tapeflow {
 
 namespace {
@@ -54,7 +52,6 @@ void set_intra_op_threads(int n) {
   static std::vector<Pool*>* retired = new std::vector<Pool*>();  // reachable, not leaked
   if (Pool* old = current_pool().load()) retired->push_back(old);
   current_pool().store(new Pool(n), std::memory_order_release);
-  cpu::set_blas_threads(n);  // matrix products follow the same setting (Note [BLAS threads])
 }
 
 void parallel_for_blocks(int64_t n, int64_t cost_per_element,

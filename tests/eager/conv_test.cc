@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
+#include "devices/cpu/blas.h"
 #include "devices/cpu/thread_pool.h"
 #include "eager/op_def.h"
 #include "eager/ops/binary.h"
@@ -168,11 +169,12 @@ TEST(Conv2DTest, MatchesNaiveReference) {
   }
 }
 
-// Larger than one column chunk (1M elements): 81 output rows of 32x400 columns per chunk, so
-// chunk edges fall inside images; and a 1x1 conv longer than one direct-GEMM chunk.
+// An image whose column matrix passes 1M elements (64x64 pixels x 400) takes chunks of output
+// rows (40 rows of 64x400 columns per chunk, so chunk edges fall inside images) instead of one
+// image at a time; and a 1x1 conv longer than one direct-GEMM chunk.
 TEST(Conv2DTest, ChunkedColumnsMatchReference) {
   uint32_t seed = 11;
-  for (const Conv& c : {Conv{5, 32, 32, 16, 5, 5, 8, 1, 1, true}, Conv{5, 64, 64, 64, 1, 1, 2, 1, 1, true}}) {
+  for (const Conv& c : {Conv{2, 64, 64, 16, 5, 5, 8, 1, 1, true}, Conv{5, 64, 64, 64, 1, 1, 2, 1, 1, true}}) {
     const auto x = random_values(product(c.input_shape()), seed++);
     const auto f = random_values(product(c.filter_shape()), seed++);
     const auto dy = random_values(product(c.output_shape()), seed++);
@@ -185,6 +187,35 @@ TEST(Conv2DTest, ChunkedColumnsMatchReference) {
     expect_near_all(values_of<double>(conv2d_backprop_filter(xt, c.filter_shape(), dyt, c.strides(), c.padding())),
                     c.backprop_filter(x, dy), 1e-9, what + " backprop_filter");
   }
+}
+
+// Note [Per-image convolutions]: each pool thread takes a block of images and calls OpenBLAS
+// single-threaded, whether or not OpenBLAS threads products of its own (set_blas_threads); the
+// filter gradient's per-block partial sums are added in a fixed order.
+TEST(Conv2DTest, PerImagePathMatchesReferenceWithEitherBlasThreading) {
+  const Conv c{5, 9, 8, 8, 3, 3, 16, 1, 1, true};  // K = 72: past the small-K loops
+  const auto x = random_values(product(c.input_shape()), 400);
+  const auto f = random_values(product(c.filter_shape()), 401);
+  const auto dy = random_values(product(c.output_shape()), 402);
+  for (int blas : {1, 2}) {
+    cpu::set_blas_threads(blas);
+    const std::string what = absl::StrCat(describe(c), ", OpenBLAS threads ", blas);
+    const Tensor xt = make<float>(x, c.input_shape()), ft = make<float>(f, c.filter_shape());
+    const Tensor dyt = make<float>(dy, c.output_shape());
+    expect_near_all(values_of<float>(conv2d(xt, ft, c.strides(), c.padding())), c.forward(x, f), 1e-4, what);
+    expect_near_all(values_of<float>(conv2d_backprop_input(c.input_shape(), ft, dyt, c.strides(), c.padding())),
+                    c.backprop_input(f, dy), 1e-4, what + " backprop_input");
+    const Tensor df = conv2d_backprop_filter(xt, c.filter_shape(), dyt, c.strides(), c.padding());
+    expect_near_all(values_of<float>(df), c.backprop_filter(x, dy), 1e-3, what + " backprop_filter");
+    EXPECT_EQ(conv2d_backprop_filter(xt, c.filter_shape(), dyt, c.strides(), c.padding()).to_vector<float>(),
+              df.to_vector<float>())
+        << what;
+    EXPECT_EQ(cpu::blas_threads(), blas) << "the kernels give OpenBLAS its thread count back";
+    const Tensor dfd = conv2d_backprop_filter(make<double>(x, c.input_shape()), c.filter_shape(),
+                                              make<double>(dy, c.output_shape()), c.strides(), c.padding());
+    expect_near_all(values_of<double>(dfd), c.backprop_filter(x, dy), 1e-12, what + " float64 backprop_filter");
+  }
+  cpu::set_blas_threads(1);
 }
 
 // Float convolutions with at most 32 taps per output take register-blocked loops instead of

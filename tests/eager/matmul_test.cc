@@ -227,9 +227,9 @@ TEST(MatMulTest, Errors) {
 }
 
 TEST(MatMulTest, ProductsSplitOverTheIntraOpPoolGiveTheSameResult) {
-  // Note [BLAS threads]: OpenBLAS threads products by default, as many threads as the pool; with
-  // one OpenBLAS thread a product is split into row or column blocks over the pool instead.
-  EXPECT_EQ(cpu::blas_threads(), intra_op_threads());
+  // Note [BLAS threads]: OpenBLAS runs single-threaded by default and a product is split into row
+  // or column blocks over the pool; set_blas_threads(n > 1) lets OpenBLAS thread it instead.
+  EXPECT_EQ(cpu::blas_threads(), 1);
   const std::vector<float> av = pattern<float>(96 * 130, 1), bv = pattern<float>(130 * 70, 2);
   const std::vector<double> want = naive(av, bv, 96, 70, 130, false, false);
   const std::vector<double> want_t = naive(bv, av, 70, 96, 130, true, true);  // (A B)^T = B^T A^T
@@ -237,23 +237,47 @@ TEST(MatMulTest, ProductsSplitOverTheIntraOpPoolGiveTheSameResult) {
   const std::vector<double> wv = naive(xv, mv, 1, 300, 512, false, false);
   const int before = intra_op_threads();
   for (int threads : {1, 2, 3}) {
-    set_intra_op_threads(threads);
-    EXPECT_EQ(cpu::blas_threads(), threads);
-    if (threads == 3) cpu::set_blas_threads(1);  // split 3 ways
-    const Tensor a(av, Shape{96, 130}), b(bv, Shape{130, 70});
-    const std::vector<float> got = matmul(a, b).to_vector<float>();  // split by rows (96 >= 70)
-    for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-3) << threads << " threads, " << i;
-    // Wider than tall: split by columns, through the transposed operands.
-    const std::vector<float> got_t = matmul(b, a, true, true).to_vector<float>();
-    for (size_t i = 0; i < got_t.size(); ++i) ASSERT_NEAR(got_t[i], want_t[i], 1e-3) << threads << " threads, " << i;
-    // A long matrix-vector product (x [1, 512] times [512, 300]) splits its output.
-    const std::vector<float> gv = matmul(Tensor(xv, Shape{1, 512}), Tensor(mv, Shape{512, 300})).to_vector<float>();
-    for (size_t i = 0; i < gv.size(); ++i) ASSERT_NEAR(gv[i], wv[i], 1e-3) << threads << " threads, " << i;
+    for (int blas : {1, 2}) {
+      set_intra_op_threads(threads);
+      EXPECT_EQ(cpu::blas_threads(), 1) << "the pool's size leaves OpenBLAS single-threaded";
+      cpu::set_blas_threads(blas);
+      const Tensor a(av, Shape{96, 130}), b(bv, Shape{130, 70});
+      const std::vector<float> got = matmul(a, b).to_vector<float>();  // split by rows (96 >= 70)
+      for (size_t i = 0; i < got.size(); ++i)
+        ASSERT_NEAR(got[i], want[i], 1e-3) << threads << " threads, OpenBLAS " << blas << ", " << i;
+      // Wider than tall: split by columns, through the transposed operands.
+      const std::vector<float> got_t = matmul(b, a, true, true).to_vector<float>();
+      for (size_t i = 0; i < got_t.size(); ++i)
+        ASSERT_NEAR(got_t[i], want_t[i], 1e-3) << threads << " threads, OpenBLAS " << blas << ", " << i;
+      // A long matrix-vector product (x [1, 512] times [512, 300]) splits its output.
+      const std::vector<float> gv = matmul(Tensor(xv, Shape{1, 512}), Tensor(mv, Shape{512, 300})).to_vector<float>();
+      for (size_t i = 0; i < gv.size(); ++i)
+        ASSERT_NEAR(gv[i], wv[i], 1e-3) << threads << " threads, OpenBLAS " << blas << ", " << i;
+      cpu::set_blas_threads(1);
+    }
   }
   cpu::set_blas_threads(0);  // clamped to 1
   EXPECT_EQ(cpu::blas_threads(), 1);
   set_intra_op_threads(before);
-  EXPECT_EQ(cpu::blas_threads(), before);
+}
+
+// While a SingleThreadedBlas lives on any thread, OpenBLAS runs single-threaded; the last one
+// gone restores the count the first one found.
+TEST(MatMulTest, SingleThreadedBlasRestoresTheCountItFound) {
+  cpu::set_blas_threads(2);
+  {
+    const cpu::SingleThreadedBlas outer;
+    EXPECT_EQ(cpu::blas_threads(), 1);
+    {
+      const cpu::SingleThreadedBlas inner;
+      EXPECT_EQ(cpu::blas_threads(), 1);
+    }
+    EXPECT_EQ(cpu::blas_threads(), 1) << "the outer holder still lives";
+  }
+  EXPECT_EQ(cpu::blas_threads(), 2);
+  cpu::set_blas_threads(1);
+  { const cpu::SingleThreadedBlas single; }
+  EXPECT_EQ(cpu::blas_threads(), 1);
 }
 
 }  // namespace
