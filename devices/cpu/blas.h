@@ -12,7 +12,9 @@
 // (Zen 5), one process alternating the settings (OpenBLAS threads / split): CNN training step
 // 54-60 / 41-43 ms, MLP step 597-605 / 492-504 us, matmul 1024^3 179-189 / 197-202 GFLOP/s,
 // 2048^3 198-200 / 200-204, 256^3 155-158 / 146-153 (the pool's worker wakes later than
-// OpenBLAS's spinning one). With OpenBLAS's threads, a conv's im2col on the pool and its product
+// OpenBLAS's spinning one); again in separate processes: eager MLP step 596-649 / 495-569 us, while
+// the traced step, whose elementwise work is fused, measured the same either way (423-488 /
+// 430-488 us). With OpenBLAS's threads, a conv's im2col on the pool and its product
 // on OpenBLAS's threads also hand work back and forth (Note [Per-image convolutions]). On the
 // Zen 4 machine of 2026-11-24 the split measured CNN 42.8-44.4 ms against 47.2-47.8 and MLP
 // 388-434 us against 427-444, and a lone 256^3 product 112-182 against 188 GFLOP/s.
