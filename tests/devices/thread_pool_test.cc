@@ -61,6 +61,25 @@ TEST(ParallelForTest, WorkIsDoneWhetherTheWorkersSpinOrSleep) {
   for (int c : counts) ASSERT_EQ(c, 52);
 }
 
+// The caller polls for the other blocks a while before it blocks (Note [Waking the pool]): a
+// block that outlasts the polling, and one that ends within it, are both waited for.
+TEST(ParallelForTest, TheCallerWaitsForBlocksSlowerThanItsPolling) {
+  if (intra_op_threads() < 2) GTEST_SKIP() << "one intra-op thread: nothing to split";
+  const std::thread::id caller = std::this_thread::get_id();
+  for (const auto delay : {std::chrono::microseconds(50), std::chrono::microseconds(20'000)}) {
+    std::atomic<int> slow_blocks_done{0}, slow_blocks{0};
+    parallel_for(2, int64_t{1} << 30, [&](int64_t begin, int64_t end) {
+      if (std::this_thread::get_id() == caller) return;
+      ++slow_blocks;
+      std::this_thread::sleep_for(delay);
+      slow_blocks_done += static_cast<int>(end - begin);
+    });
+    EXPECT_EQ(slow_blocks.load(), 1) << "the second block runs on a worker";
+    EXPECT_EQ(slow_blocks_done.load(), 1) << "returned before the worker's block ended (delay "
+                                          << delay.count() << " us)";
+  }
+}
+
 // Several callers at once (a Session's inter-op threads) share the pool; nobody's blocks are
 // lost or run twice.
 TEST(ParallelForTest, ConcurrentCallersEachGetTheirWholeRange) {
