@@ -100,4 +100,12 @@ BENCHMARK(BM_ReluChain_memcpy)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
-BENCHMARK_MAIN();
+// The OpenBLAS kernel set beside the results: it decides the matmul rows (README, Performance).
+int main(int argc, char** argv) {
+  benchmark::AddCustomContext("openblas_kernels", tf::cpu::blas_core_name());
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -364,6 +364,8 @@ int main(int argc, char** argv) {
               torch::get_num_interop_threads(), threads);
   std::printf("libtorch's OpenMP: OMP_WAIT_POLICY=%s%s\n", omp_policy ? omp_policy : "(unset: libgomp's default)",
               omp_policy && !omp_default && std::strcmp(omp_policy, "PASSIVE") == 0 ? " (Note [OpenMP spinning])" : "");
+  std::printf("OpenBLAS kernels: %s (OPENBLAS_CORETYPE=%s)\n", tf::cpu::blas_core_name(),
+              std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "unset");
   std::printf("compute libraries loaded:\n%s", loaded_compute_libraries().c_str());
 
   // Same math: the chain's gradient, and the MLP's loss from the same start (Note [Same math]).

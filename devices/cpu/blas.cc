@@ -52,6 +52,7 @@ void blas_gemv(bool trans, int rows, int cols, const T* mat, int ld, const T* x,
 void init_blas() { openblas_set_num_threads(1); }
 void set_blas_threads(int n) { openblas_set_num_threads(std::max(1, n)); }
 int blas_threads() { return openblas_get_num_threads(); }
+const char* blas_core_name() { return openblas_get_corename(); }
 
 template <typename T>
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, const T* b, T beta, T* c) {

@@ -29,6 +29,9 @@ void init_blas();
 // OpenBLAS's own thread count (at least 1; default 1); Note [BLAS threads].
 void set_blas_threads(int n);
 int blas_threads();
+// The kernel set OpenBLAS chose for this CPU ("Haswell", "SkylakeX", ...); the environment
+// variable OPENBLAS_CORETYPE overrides its choice when the library loads. For benchmark reports.
+const char* blas_core_name();
 
 // C[m, n] = alpha op(A) op(B) + beta C, all row-major and contiguous (lda, ldb, ldc are the stored
 // row lengths); float and double. Dimensions must fit in int. Note [BLAS threads]. With beta = 0,
