@@ -3,7 +3,8 @@
 #
 #   bash scripts/check_layers.sh [ROOT]     # ROOT defaults to the repository
 #
-# Layers, lowest first: core < devices < eager < tape < graph (see ARCHITECTURE.md). The
+# Layers, lowest first: core < devices < eager < tape < graph < nn, data < saving < distributed
+# < tools (see ARCHITECTURE.md; nn and data share a level). The
 # umbrella header tapeflow.h counts as above them all. Includes are matched as
 #   "layer/...", <layer/...>, <tapeflow/layer/...> and relative "../layer/..." paths.
 # Where a lower layer must call up, it defines an interface that the higher layer implements.
@@ -12,7 +13,7 @@ set -euo pipefail
 root=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 cd "$root"
 
-layers=(core devices eager tape graph)
+layers=(core devices eager tape graph nn data saving distributed tools)
 present=()
 for d in "${layers[@]}"; do [ -d "$d" ] && present+=("$d"); done
 [ ${#present[@]} -gt 0 ] || { echo "check_layers: no layer folders under $root" >&2; exit 2; }
@@ -23,7 +24,8 @@ hits=$(find "${present[@]}" -type f \( -name '*.h' -o -name '*.hpp' -o -name '*.
        xargs -0 -r grep -HnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]' || true)
 
 violations=$(printf '%s\n' "$hits" | awk '
-  BEGIN { r["core"] = 0; r["devices"] = 1; r["eager"] = 2; r["tape"] = 3; r["graph"] = 4; top = 5 }
+  BEGIN { r["core"] = 0; r["devices"] = 1; r["eager"] = 2; r["tape"] = 3; r["graph"] = 4
+          r["nn"] = 5; r["data"] = 5; r["saving"] = 6; r["distributed"] = 7; r["tools"] = 8; top = 9 }
   # Normalises a/b/../c into a/c (paths relative to the repository root).
   function norm(p,   n, parts, out, k, i) {
     n = split(p, parts, "/"); k = 0
@@ -59,7 +61,7 @@ violations=$(printf '%s\n' "$hits" | awk '
   }')
 
 if [ -n "$violations" ]; then
-  echo "check_layers: includes that point up a layer (core < devices < eager < tape < graph):"
+  echo "check_layers: includes that point up a layer (core < devices < eager < tape < graph < nn, data < saving < distributed < tools):"
   printf '%s\n' "$violations"
   echo "Invert the dependency: define a small interface in the lower layer and implement it above."
   exit 1

@@ -57,6 +57,8 @@ plant "devices including tape via <tapeflow/...>" devices/cpu/cpu_device.cc '#in
 plant "a relative include going up" core/dtype.cc '  #  include "../graph/graph.h"' "includes graph/graph.h"
 plant "eager including the umbrella header" eager/ops/binary.cc '#include "tapeflow.h"' "includes tapeflow.h"
 plant "tape including graph" tape/tape.cc '#include "graph/session.h"' "tape (layer 3) includes graph/session.h"
+plant "graph including saving" graph/graph.cc '#include "saving/saver.h"' "graph (layer 4) includes saving/saver.h"
+plant "saving including tools" saving/saver.cc '#include "tools/cli.h"' "saving (layer 6) includes tools/cli.h"
 
 # A commented-out include is not an include.
 tree=$tmp/commented; cp -r "$clean" "$tree"

@@ -16,6 +16,9 @@ TF_PACKAGES=(
   libeigen3-dev libabsl-dev libxtensor-dev xtl-dev libxsimd-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libopenblas-dev zlib1g-dev ccache
+  libprotobuf-dev protobuf-compiler  # GraphDef and saved-model signatures (TensorFlow's wire format)
+  nlohmann-json3-dev       # safetensors checkpoint headers
+  graphviz                 # dot: renders exported graphs (tests of the DOT export)
   clang-tools-22           # clang-repl-22, for the REPL test
   dataset-fashion-mnist    # the Fashion-MNIST IDX files (tutorials, later issues)
 )
