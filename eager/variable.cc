@@ -230,6 +230,18 @@ bool Variable::write_in_place(absl::FunctionRef<void(DeviceTensor& value)> write
   return true;
 }
 
+bool Variable::compare_and_set(const Tensor& expected, const Tensor& desired, std::source_location loc) {
+  State& s = *state_;
+  check_concrete("compare_and_set", s.name, "value", desired, loc);
+  if (desired.dtype() != s.dtype || desired.shape() != s.shape)
+    throw_mismatch("compare_and_set", s.name, s.dtype, s.shape, "assign", desired.dtype(), desired.shape(), loc);
+  Tensor stored = on_device(desired, s.device, "compare_and_set", loc);
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.value.impl() != expected.impl()) return false;
+  s.value = std::move(stored);
+  return true;
+}
+
 Tensor Variable::assign_add(const Operand& delta, std::source_location loc) {
   return update("assign_add", delta,
          [](const Tensor& v, const Tensor& d, std::source_location l) { return add(v, d, l); }, loc);

@@ -66,6 +66,13 @@ class Variable {
   // update into one kernel (the graph executor's MatMul update, graph/matmul_update_fusion.cc).
   bool write_in_place(absl::FunctionRef<void(DeviceTensor& value)> write);
 
+  // Replaces the value with `desired` when the stored value is still `expected` (the same
+  // tensor, not merely equal values) and returns true; returns false, changing nothing,
+  // otherwise. desired must have the variable's dtype and shape (InvalidArgumentError). For
+  // runtimes that compute an update outside the lock (the graph executor's commit).
+  bool compare_and_set(const Tensor& expected, const Tensor& desired,
+                       std::source_location loc = std::source_location::current());
+
   // Set for a variable created while building a graph: its nodes there (null for eager ones).
   const GraphVariableInfo* graph_info() const;
   // The value a graph variable's initializer assigns (symbolic or concrete); for an eager

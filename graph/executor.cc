@@ -331,6 +331,7 @@ void Plan::fuse_elementwise_chains() {
 }
 
 void Plan::run_fused(const PlanStep& step, RunContext& rc) const {
+  const auto t0 = rc.tracing ? Clock::now() : Clock::time_point();
   std::vector<DeviceTensor>& slots = rc.slots;
   const Node& last = *step.node;
   const TensorSpec& spec = last.outputs[0];
@@ -399,10 +400,57 @@ void Plan::run_fused(const PlanStep& step, RunContext& rc) const {
     }
   });
   if (!error.ok()) throw_node_error(last, error);
+  if (rc.tracing) record_stats(step, rc, t0);
 }
 
 // ---- run ----
 
+
+void record_variable_update(VariableOverlay& overlay, const Variable& variable, const Tensor& current,
+                            const Tensor& next, bool subtract, const Tensor* delta) {
+  auto [it, inserted] = overlay.try_emplace(variable.id(), PendingWrite(variable));
+  PendingWrite& w = it->second;
+  if (inserted) w.base = current;
+  w.value = next;
+  if (w.assigned) return;  // installed as a whole value
+  if (delta != nullptr) w.deltas.emplace_back(subtract, *delta);
+  else w.deltas_exact = false;
+}
+
+namespace {
+// The committed value `latest` with w's updates applied again (another run committed first).
+Tensor reapply(const PendingWrite& w, Tensor latest) {
+  if (!w.deltas_exact) return add(latest, sub(w.value, w.base));
+  for (const auto& [subtract, delta] : w.deltas) latest = subtract ? sub(latest, delta) : add(latest, delta);
+  return latest;
+}
+}  // namespace
+
+void commit_variable_writes(VariableOverlay& overlay, SessionState& state) {
+  if (overlay.empty()) return;
+  PauseObservers no_recording;  // the commit is not part of any tape's computation
+  {
+    std::lock_guard<std::mutex> lock(state.mu);
+    for (auto& [id, w] : overlay) {
+      if (w.variable.graph_info() == nullptr) continue;
+      Tensor& committed = state.variables[id];
+      if (w.assigned || !committed.defined() || committed.impl() == w.base.impl()) committed = w.value;
+      else committed = reapply(w, committed);
+    }
+  }
+  for (auto& [id, w] : overlay) {
+    if (w.variable.graph_info() != nullptr) continue;
+    if (w.assigned) {
+      w.variable.assign(w.value);
+      continue;
+    }
+    Tensor expected = w.base, desired = w.value;
+    while (!w.variable.compare_and_set(expected, desired)) {
+      expected = w.variable.read();
+      desired = reapply(w, expected);
+    }
+  }
+}
 
 namespace {
 
@@ -412,7 +460,7 @@ Tensor read_variable_value(const Variable& v, SessionState& state,
   {
     std::lock_guard<std::mutex> lock(overlay_mu);
     auto it = overlay.find(v.id());
-    if (it != overlay.end()) return it->second.second;
+    if (it != overlay.end()) return it->second.value;
   }
   if (v.graph_info() == nullptr) return v.read();  // a captured eager variable
   {
@@ -453,7 +501,11 @@ void Plan::run_step(const PlanStep& step, RunContext& rc) const {
   auto set_output = [&](const Tensor& t) { slots[step.first_output] = t.device_tensor(); };
   auto write_variable = [&](const Tensor& value) {
     std::lock_guard<std::mutex> lock(rc.overlay_mu);
-    rc.overlay.insert_or_assign(node.variable->id(), std::make_pair(*node.variable, value));
+    PendingWrite& w = rc.overlay.try_emplace(node.variable->id(), PendingWrite(*node.variable)).first->second;
+    w.value = value;
+    w.base = Tensor();
+    w.assigned = true;
+    w.deltas.clear();
   };
   switch (step.kind) {
     case PlanStep::Kind::kConst: {
@@ -495,15 +547,16 @@ void Plan::run_step(const PlanStep& step, RunContext& rc) const {
     case PlanStep::Kind::kAssignSub: {
       if (step.matmul_update && step.matmul_update->at_commit) break;  // runs in place at the commit
       const Tensor current = read_variable_value(*node.variable, *rc.state, rc.overlay, rc.overlay_mu, *this, node);
-      Tensor next;
+      Tensor next, delta;
+      const bool subtract = step.kind == PlanStep::Kind::kAssignSub;
       if (step.matmul_update) {
         absl::StatusOr<Tensor> updated = run_matmul_update(step, current, slots);
         if (!updated.ok()) throw_node_error(node, updated.status());
         next = *std::move(updated);
       } else {
         try {
-          const Tensor delta = input_tensor(0);
-          next = step.kind == PlanStep::Kind::kAssignAdd ? add(current, delta, node.loc) : sub(current, delta, node.loc);
+          delta = input_tensor(0);
+          next = subtract ? sub(current, delta, node.loc) : add(current, delta, node.loc);
         } catch (const Error& e) {
           throw_node_error(node, absl::InvalidArgumentError(e.what()));
         }
@@ -513,7 +566,11 @@ void Plan::run_step(const PlanStep& step, RunContext& rc) const {
                                    "[", node.op->api_name, "] Variable '", node.variable->name(), "' has shape ",
                                    node.variable->shape().to_string(), "; the update has shape ",
                                    next.shape().to_string())));
-      write_variable(next);
+      {
+        std::lock_guard<std::mutex> lock(rc.overlay_mu);
+        record_variable_update(rc.overlay, *node.variable, current, next, subtract,
+                               step.matmul_update ? nullptr : &delta);
+      }
       set_output(next);
       break;
     }
@@ -528,7 +585,7 @@ void Plan::run_step(const PlanStep& step, RunContext& rc) const {
         specs.push_back(TensorSpec{t.dtype, t.shape});
       }
         InferenceContext ictx{node.op->api_name, specs, node.attrs};
-        absl::StatusOr<OutputSpecs> outs = node.op->infer(ictx);
+        absl::StatusOr<OutputSpecs> outs = infer_outputs(*node.op, ictx);
         if (!outs.ok()) throw_node_error(node, with_op_prefix(outs.status(), node.op->api_name));
         dynamic = *std::move(outs);
       }
@@ -600,22 +657,27 @@ void Plan::run_step(const PlanStep& step, RunContext& rc) const {
       break;
     }
   }
-  if (rc.tracing) {
-    NodeExecStats ns;
-    ns.node_name = node.name;
-    ns.op = node.op->type;
-    ns.device = step.device->name();
-    ns.start_micros = std::chrono::duration_cast<std::chrono::microseconds>(t0 - rc.start).count();
-    ns.duration_nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
-    ns.thread_id = std::hash<std::thread::id>()(std::this_thread::get_id());
-    for (int o = 0; o < step.num_outputs; ++o) {
-      const DeviceTensor& t = slots[step.first_output + o];
-      ns.output_shapes.push_back(t.shape);
-      ns.output_bytes.push_back(t.buffer ? static_cast<int64_t>(t.bytes()) : 0);
-    }
-    std::lock_guard<std::mutex> lock(rc.stats_mu);
-    rc.stats.nodes.push_back(std::move(ns));
+  if (rc.tracing) record_stats(step, rc, t0);
+}
+
+void Plan::record_stats(const PlanStep& step, RunContext& rc, Clock::time_point t0) const {
+  const Node& node = *step.node;
+  NodeExecStats ns;
+  ns.node_name = node.name;
+  ns.op = node.op->type;
+  ns.device = step.device->name();
+  ns.start_micros = std::chrono::duration_cast<std::chrono::microseconds>(t0 - rc.start).count();
+  ns.duration_nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+  ns.thread_id = std::hash<std::thread::id>()(std::this_thread::get_id());
+  for (int o = 0; o < step.num_outputs; ++o) {
+    const DeviceTensor& t = rc.slots[step.first_output + o];
+    ns.output_shapes.push_back(t.shape);
+    ns.output_bytes.push_back(t.buffer ? static_cast<int64_t>(t.bytes()) : 0);
   }
+  if (!step.matmul_update)  // a MatMul update's members show as their op (matmul_update_fusion_test)
+    for (int m : step.fused) ns.fused_nodes.push_back(steps_[m].node->name);
+  std::lock_guard<std::mutex> lock(rc.stats_mu);
+  rc.stats.nodes.push_back(std::move(ns));
 }
 
 void Plan::run_sequential(RunContext& rc) const {
@@ -719,14 +781,8 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& feeds, SessionState& st
     for (NodeExecStats& ns : rc.stats.nodes)
       if (ns.node_name == steps_[u].node->name) ns.duration_nanos += nanos;
 
-  // The run succeeded: commit variable writes (Note [Executor]).
-  {
-    std::lock_guard<std::mutex> lock(state.mu);
-    for (auto& [id, entry] : rc.overlay)
-      if (entry.first.graph_info() != nullptr) state.variables[id] = entry.second;
-  }
-  for (auto& [id, entry] : rc.overlay)
-    if (entry.first.graph_info() == nullptr) entry.first.assign(entry.second);
+  // The run succeeded: commit variable writes (Note [Atomic variable updates]).
+  commit_variable_writes(rc.overlay, state);
 
   std::vector<Tensor> results;
   results.reserve(fetches_.size());

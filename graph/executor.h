@@ -14,6 +14,7 @@
 //   whole run succeeds, so a failed run leaves every variable as it was.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -55,8 +56,32 @@ struct FusedMatMulUpdate {
   bool at_commit = false;
 };
 
-// A run's variable writes, committed when the whole run succeeds: id -> (variable, new value).
-using VariableOverlay = absl::flat_hash_map<int64_t, std::pair<Variable, Tensor>>;
+// Note [Atomic variable updates]: a run's writes to one variable, kept until the whole run
+// succeeds. `value` is what the run's later reads see. At the commit, under SessionState::mu,
+// an entry that assigned installs `value`; one that only added or subtracted installs `value`
+// when the committed value is still `base` (no other run committed since this one read it) and
+// otherwise re-applies its deltas to the committed value. So each assign_add / assign_sub is
+// atomic, as TensorFlow's resource variables' updates are (concurrent runs lose no update), and
+// a failed run still changes no variable. A fused MatMul update has no delta tensor of its own:
+// on a conflict it is re-applied as (value - base), equal up to rounding.
+struct PendingWrite {
+  explicit PendingWrite(Variable v) : variable(std::move(v)) {}
+  Variable variable;
+  Tensor value;
+  Tensor base;            // the committed value the first update read; empty once assigned
+  bool assigned = false;  // the run assigned a whole value: the commit installs it as is
+  std::vector<std::pair<bool, Tensor>> deltas;  // (subtract?, delta) applied since `base`
+  bool deltas_exact = true;  // false when an update folded in without its delta (MatMul update)
+};
+using VariableOverlay = absl::flat_hash_map<int64_t, PendingWrite>;
+
+// Records an update of `variable` computed from `current` (the run's view of it) into `overlay`.
+// delta is null for a fused update (deltas_exact becomes false).
+void record_variable_update(VariableOverlay& overlay, const Variable& variable, const Tensor& current,
+                            const Tensor& next, bool subtract, const Tensor* delta);
+// Installs a successful run's writes (Note [Atomic variable updates]). Graph variables' under
+// state.mu; eager variables' through Variable::compare_and_set, re-applied when another writer won.
+void commit_variable_writes(VariableOverlay& overlay, SessionState& state);
 
 struct PlanStep {
   enum class Kind : uint8_t {
@@ -125,6 +150,8 @@ class Plan {
   struct RunContext;
   void run_step(const PlanStep& step, RunContext& rc) const;
   void run_fused(const PlanStep& step, RunContext& rc) const;
+  // Appends the step's NodeExecStats (a traced run), timed from t0.
+  void record_stats(const PlanStep& step, RunContext& rc, std::chrono::steady_clock::time_point t0) const;
   void fuse_elementwise_chains();
   void fuse_matmul_updates();
   bool can_wait_for_commit(int update_step) const;

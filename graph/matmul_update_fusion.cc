@@ -221,7 +221,7 @@ absl::Status Plan::run_commit_updates(const std::vector<DeviceTensor>& slots, Va
     // the run's other writes.
     Tensor current;
     if (auto it = overlay.find(var.id()); it != overlay.end()) {
-      current = it->second.second;
+      current = it->second.value;
     } else if (var.graph_info() == nullptr) {
       current = var.read();
     } else {
@@ -233,7 +233,7 @@ absl::Status Plan::run_commit_updates(const std::vector<DeviceTensor>& slots, Va
       *failed = step.node;
       return next.status();
     }
-    overlay.insert_or_assign(var.id(), std::make_pair(var, *std::move(next)));
+    record_variable_update(overlay, var, current, *next, f.attrs.get_or<bool>("subtract", false), nullptr);
     record();
   }
   return absl::OkStatus();

@@ -50,6 +50,9 @@ struct NodeExecStats {
   size_t thread_id = 0;        // which thread ran it (std::hash of its std::thread::id)
   std::vector<Shape> output_shapes;
   std::vector<int64_t> output_bytes;
+  // Set when this entry ran a fused chain of elementwise nodes (Note [Fusion]) as one pass: the
+  // members' names in order, this node last. They have no entries of their own.
+  std::vector<std::string> fused_nodes;
 };
 
 struct StepStats {
