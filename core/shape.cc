@@ -54,7 +54,7 @@ absl::InlinedVector<int64_t, 4> row_major_strides(const Shape& s) {
   int64_t st = 1;
   for (int i = s.rank() - 1; i >= 0; --i) {
     strides[i] = st;
-    st *= s.dim(i);
+    if (__builtin_mul_overflow(st, s.dim(i), &st)) st = INT64_MAX;  // unvalidated shapes only
   }
   return strides;
 }

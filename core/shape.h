@@ -39,12 +39,15 @@ class Shape {
 
   bool is_scalar() const { return dims_.empty(); }
   bool is_fully_defined() const;
-  // Product of the dims; -1 when some dimension is unknown. Inline: every op asks it several times.
+  // Product of the dims; -1 when some dimension is unknown. Saturates at INT64_MAX instead of
+  // overflowing: shapes of tensors are validated where they are made (core/checked_size.h), so
+  // only an unvalidated shape can get there, and no allocation can succeed for it. Inline:
+  // every op asks it several times.
   int64_t num_elements() const {
     int64_t n = 1;
     for (int64_t d : dims_) {
       if (d < 0) return kUnknownDim;
-      n *= d;
+      if (__builtin_mul_overflow(n, d, &n)) n = INT64_MAX;
     }
     return n;
   }

@@ -1,5 +1,7 @@
 #include "data/idx.h"
 
+#include "core/checked_size.h"
+
 #include <sys/stat.h>
 #include <zlib.h>
 
@@ -84,16 +86,14 @@ class Reader {
       return absl::DataLossError(msg(absl::StrCat("truncated header: expected ", dims_bytes, " bytes for ", rank,
                                                   " dims, found ", got)));
     std::vector<int64_t> dims(rank);
-    uint64_t count = 1;
-    bool overflow = false;
-    for (int i = 0; i < rank; ++i) {
-      dims[i] = load_be<uint32_t>(&raw_dims[4 * i]);
-      overflow |= __builtin_mul_overflow(count, static_cast<uint64_t>(dims[i]), &count);
-    }
+    for (int i = 0; i < rank; ++i) dims[i] = load_be<uint32_t>(&raw_dims[4 * i]);
+    // Note [Checked sizes]: [2^32-1, 2^32-1, 0] holds no data but is still no valid shape.
+    absl::StatusOr<int64_t> count = checked_num_elements(dims);
     uint64_t data_bytes = 0;
-    overflow |= __builtin_mul_overflow(count, type->file_size, &data_bytes);
+    const bool overflow =
+        !count.ok() || __builtin_mul_overflow(static_cast<uint64_t>(*count), type->file_size, &data_bytes);
     const std::string desc = absl::StrCat(type->name, " dims [", absl::StrJoin(dims, ","), "]");
-    if (overflow || count > static_cast<uint64_t>(INT64_MAX))
+    if (overflow)
       return absl::DataLossError(msg(absl::StrCat("absurd header: ", desc, " overflow a 64-bit size")));
 
     // Refuse sizes the file cannot hold before allocating anything.

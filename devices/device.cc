@@ -1,6 +1,7 @@
 #include "devices/device.h"
 
 #include "absl/strings/str_cat.h"
+#include "core/checked_size.h"
 #include "core/errors.h"
 #include "core/small_object_pool.h"
 
@@ -16,11 +17,12 @@ Device::Device(DeviceSpec spec, DeviceType type, int index, std::unique_ptr<Allo
 }
 
 absl::Status Device::allocate_buffer(DeviceTensor& t) {
-  const int64_t n = t.shape.num_elements();
-  if (n < 0)
+  if (!t.shape.is_fully_defined())
     return absl::InvalidArgumentError(absl::StrCat("cannot allocate a tensor of partially known shape ",
                                                    t.shape.to_string()));
-  const size_t bytes = static_cast<size_t>(n) * dtype_size(t.dtype);
+  absl::StatusOr<int64_t> checked = checked_tensor_bytes(t.shape.dims(), t.dtype);  // Note [Checked sizes]
+  if (!checked.ok()) return checked.status();
+  const size_t bytes = static_cast<size_t>(*checked);
   void* p = allocator_->allocate(bytes);
   if (p == nullptr)
     return absl::ResourceExhaustedError(absl::StrCat("out of memory allocating ", bytes, " bytes for a ",

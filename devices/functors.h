@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #if defined(__CUDACC__)
@@ -26,10 +27,60 @@ template <typename T> TF_HOST_DEVICE inline T floor_div_int(T a, T b) {
   }
 }
 
+// Note [Integer wrap-around]: integer add, sub, mul, neg, abs, square and pow wrap around
+// (two's complement), as TensorFlow's kernels do on every platform it runs on. Signed values
+// are computed in their unsigned type, where wrapping is defined C++ (and the conversion back
+// is defined since C++20), so the result is the same and UBSan stays quiet. uint8 and bool
+// promote to int, which cannot overflow for them.
+template <typename T>
+inline constexpr bool kWrapsSigned = std::is_integral_v<T> && std::is_signed_v<T> && sizeof(T) >= sizeof(int);
+template <typename T> TF_HOST_DEVICE inline T wrap_add(T a, T b) {
+  if constexpr (kWrapsSigned<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+  } else {
+    return a + b;
+  }
+}
+template <typename T> TF_HOST_DEVICE inline T wrap_sub(T a, T b) {
+  if constexpr (kWrapsSigned<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+  } else {
+    return a - b;
+  }
+}
+template <typename T> TF_HOST_DEVICE inline T wrap_mul(T a, T b) {
+  if constexpr (kWrapsSigned<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+  } else {
+    return static_cast<T>(a * b);
+  }
+}
+
+// Note [Float to integer casts]: C++ leaves a float outside the integer's range (and NaN)
+// undefined, and TensorFlow leaves it implementation-defined. tapeflow saturates: NaN -> 0,
+// values below the range (-inf too) -> the lowest value, above it (+inf too) -> the highest;
+// in-range values truncate toward zero as static_cast does.
+template <typename To, typename From> TF_HOST_DEVICE inline To saturate_cast(From v) {
+  if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To> && !std::is_same_v<To, bool>) {
+    if (v != v) return To(0);
+    // The bounds as From: lowest is exact (0 or -2^k); highest + 1 = 2^k is exact too.
+    constexpr From lo = static_cast<From>(std::numeric_limits<To>::lowest());
+    constexpr From hi_exclusive = static_cast<From>(std::numeric_limits<To>::max() / 2 + 1) * From(2);
+    if (v <= lo) return std::numeric_limits<To>::lowest();
+    if (v >= hi_exclusive) return std::numeric_limits<To>::max();
+    return static_cast<To>(v);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
 // ---- binary arithmetic ----
-struct Add { template <typename T> TF_HOST_DEVICE T operator()(T a, T b) const { return a + b; } };
-struct Sub { template <typename T> TF_HOST_DEVICE T operator()(T a, T b) const { return a - b; } };
-struct Mul { template <typename T> TF_HOST_DEVICE T operator()(T a, T b) const { return a * b; } };
+struct Add { template <typename T> TF_HOST_DEVICE T operator()(T a, T b) const { return wrap_add(a, b); } };
+struct Sub { template <typename T> TF_HOST_DEVICE T operator()(T a, T b) const { return wrap_sub(a, b); } };
+struct Mul { template <typename T> TF_HOST_DEVICE T operator()(T a, T b) const { return wrap_mul(a, b); } };
 struct Div {
   template <typename T> TF_HOST_DEVICE T operator()(T a, T b) const {
     if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
@@ -64,9 +115,9 @@ struct Pow {
       // Exponentiation by squaring; negative exponents are rejected by the caller.
       T result = 1;
       while (b > 0) {
-        if (b & 1) result *= a;
-        a *= a;
+        if (b & 1) result = wrap_mul(result, a);
         b >>= 1;
+        if (b > 0) a = wrap_mul(a, a);
       }
       return result;
     } else {
@@ -81,6 +132,45 @@ struct Minimum { template <typename T> TF_HOST_DEVICE T operator()(T a, T b) con
   if constexpr (std::is_floating_point_v<T>) { if (a != a) return a; if (b != b) return b; }
   return a < b ? a : b; } };
 
+// ---- activations and their gradients (eager/ops/activation.cc) ----
+// NaN passes through every activation (x < 0 and x > 0 are both false for it).
+inline constexpr double kSeluScale = 1.0507009873554804934193349852946;
+inline constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
+struct Relu { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return x < T(0) ? T(0) : x; } };
+struct Relu6 { template <typename T> TF_HOST_DEVICE T operator()(T x) const {
+  return x < T(0) ? T(0) : (x > T(6) ? T(6) : x); } };
+struct Elu { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return x > T(0) ? x : std::expm1(x); } };
+struct Selu { template <typename T> TF_HOST_DEVICE T operator()(T x) const {
+  return x > T(0) ? T(kSeluScale) * x : T(kSeluScale * kSeluAlpha) * std::expm1(x); } };
+struct Softplus { template <typename T> TF_HOST_DEVICE T operator()(T x) const {
+  // log(1 + e^x) without overflow: x + log1p(e^-x) for x > 0.
+  return x > T(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); } };
+struct Softsign { template <typename T> TF_HOST_DEVICE T operator()(T x) const {
+  return x / (T(1) + (x < T(0) ? -x : x)); } };
+struct LeakyRelu {
+  double alpha;
+  template <typename T> TF_HOST_DEVICE T operator()(T x) const { return x > T(0) ? x : static_cast<T>(alpha) * x; }
+};
+// TensorFlow's gradient ops: (gradients, features) or (gradients, outputs) -> backprops; the
+// kinks pass nothing (ReluGrad at exactly 0, Relu6Grad at 0 and 6), as TensorFlow's do.
+struct ReluGrad { template <typename T> TF_HOST_DEVICE T operator()(T g, T x) const { return x > T(0) ? g : T(0); } };
+struct Relu6Grad { template <typename T> TF_HOST_DEVICE T operator()(T g, T x) const {
+  return (x > T(0) && x < T(6)) ? g : T(0); } };
+struct EluGrad { template <typename T> TF_HOST_DEVICE T operator()(T g, T y) const { return y > T(0) ? g : g * (y + T(1)); } };
+struct SeluGrad { template <typename T> TF_HOST_DEVICE T operator()(T g, T y) const {
+  return y > T(0) ? g * T(kSeluScale) : g * (y + T(kSeluScale * kSeluAlpha)); } };
+struct SoftplusGrad { template <typename T> TF_HOST_DEVICE T operator()(T g, T x) const {
+  return g / (T(1) + std::exp(-x)); } };
+struct SoftsignGrad { template <typename T> TF_HOST_DEVICE T operator()(T g, T x) const {
+  const T d = T(1) + (x < T(0) ? -x : x);
+  return g / (d * d); } };
+struct LeakyReluGrad {
+  double alpha;
+  template <typename T> TF_HOST_DEVICE T operator()(T g, T x) const { return x > T(0) ? g : static_cast<T>(alpha) * g; }
+};
+struct SigmoidGrad { template <typename T> TF_HOST_DEVICE T operator()(T y, T dy) const { return dy * y * (T(1) - y); } };
+struct TanhGrad { template <typename T> TF_HOST_DEVICE T operator()(T y, T dy) const { return dy * (T(1) - y * y); } };
+
 // ---- comparisons and logic (bool results) ----
 struct Equal { template <typename T> TF_HOST_DEVICE bool operator()(T a, T b) const { return a == b; } };
 struct NotEqual { template <typename T> TF_HOST_DEVICE bool operator()(T a, T b) const { return a != b; } };
@@ -92,13 +182,16 @@ struct LogicalAnd { TF_HOST_DEVICE bool operator()(bool a, bool b) const { retur
 struct LogicalOr { TF_HOST_DEVICE bool operator()(bool a, bool b) const { return a || b; } };
 
 // ---- unary ----
-struct Neg { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return static_cast<T>(-x); } };
+struct Neg { template <typename T> TF_HOST_DEVICE T operator()(T x) const {
+  if constexpr (std::is_integral_v<T>) return wrap_sub(T(0), x); else return -x; } };
 struct Abs { template <typename T> TF_HOST_DEVICE T operator()(T x) const {
-  if constexpr (std::is_unsigned_v<T>) return x; else return x < 0 ? static_cast<T>(-x) : x; } };
+  if constexpr (std::is_unsigned_v<T>) return x;
+  else if constexpr (std::is_integral_v<T>) return x < 0 ? wrap_sub(T(0), x) : x;  // abs(INT_MIN) == INT_MIN
+  else return x < 0 ? -x : x; } };
 struct Sign { template <typename T> TF_HOST_DEVICE T operator()(T x) const {
   if constexpr (std::is_floating_point_v<T>) { if (x != x) return x; }
   return static_cast<T>((T(0) < x) - (x < T(0))); } };
-struct Square { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return x * x; } };
+struct Square { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return wrap_mul(x, x); } };
 struct Sqrt { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return std::sqrt(x); } };
 struct Rsqrt { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return T(1) / std::sqrt(x); } };
 struct Exp { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return std::exp(x); } };

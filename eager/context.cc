@@ -135,7 +135,7 @@ class EagerContext final : public ExecutionContext {
     specs.reserve(call.inputs.size());
     for (const Tensor& t : call.inputs) specs.push_back(TensorSpec{t.dtype(), t.shape()});
     InferenceContext ictx{call.op.api_name, specs, call.attrs};
-    absl::StatusOr<OutputSpecs> outs = call.op.infer(ictx);
+    absl::StatusOr<OutputSpecs> outs = infer_outputs(call.op, ictx);
     if (!outs.ok()) throw_op_error(call, outs.status());
     InferredSpecs* out = entry ? entry : &uncached;
     out->op = entry ? &call.op : nullptr;  // the scratch entry never matches

@@ -1,5 +1,7 @@
 #include "eager/op_def.h"
 
+#include "core/checked_size.h"
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -9,6 +11,7 @@ OpRegistry& OpRegistry::global() {
   static OpRegistry* registry = [] {
     auto* r = new OpRegistry();
     register_unary_ops(*r);
+    register_activation_ops(*r);
     register_binary_ops(*r);
     register_where_ops(*r);
     register_cast_ops(*r);
@@ -66,6 +69,17 @@ OutputSpecs single_output(DType dtype, Shape shape) {
   OutputSpecs out;
   out.push_back(TensorSpec{dtype, std::move(shape)});
   return out;
+}
+
+absl::StatusOr<OutputSpecs> infer_outputs(const OpDef& op, const InferenceContext& ctx) {
+  absl::StatusOr<OutputSpecs> outs = op.infer(ctx);
+  if (!outs.ok()) return outs;
+  for (size_t i = 0; i < outs->size(); ++i) {
+    absl::StatusOr<int64_t> n = checked_num_elements((*outs)[i].shape.dims(), /*allow_unknown=*/true);
+    if (!n.ok())
+      return absl::InvalidArgumentError(absl::StrCat("output ", i, ": ", n.status().message()));
+  }
+  return outs;
 }
 
 }  // namespace tapeflow

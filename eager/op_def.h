@@ -66,6 +66,7 @@ class OpRegistry {
 
 // Each op family's registration function (eager/ops/<family>.cc).
 void register_unary_ops(OpRegistry& r);
+void register_activation_ops(OpRegistry& r);
 void register_binary_ops(OpRegistry& r);
 void register_where_ops(OpRegistry& r);
 void register_training_ops(OpRegistry& r);
@@ -83,6 +84,11 @@ void register_pool_ops(OpRegistry& r);
 // listing the dtypes that have kernels, when there is none. Eager execution and the graph
 // executor both resolve kernels here.
 absl::StatusOr<KernelFn> resolve_kernel(const OpDef& op, DeviceType device, DType dtype);
+
+// Runs op.infer and checks every output shape it returns (Note [Checked sizes]): a dim below
+// -1, or known dims whose product overflows int64, is InvalidArgument naming the output. Eager
+// execution, graph building and the executor all infer through here.
+absl::StatusOr<OutputSpecs> infer_outputs(const OpDef& op, const InferenceContext& ctx);
 
 // ---- helpers for shape functions ----
 absl::Status check_dtype_in(const InferenceContext& ctx, int input, std::string_view input_name,

@@ -33,12 +33,19 @@ void check_host_read(const Tensor& t, DType requested) {
 }
 }  // namespace internal
 
-Tensor Tensor::from_host(DType dtype, const Shape& shape, const void* data, Device* device) {
-  if (!shape.is_fully_defined() )
+void Tensor::throw_empty() {
+  throw InvalidArgumentError("[tensor] The tensor is empty (default-constructed): it has no dtype, shape or value",
+                             std::source_location());
+}
+
+Tensor Tensor::from_host(DType dtype, const Shape& shape, const void* data, Device* device, std::source_location loc) {
+  if (!shape.is_fully_defined())
     throw InvalidArgumentError(absl::StrCat("[tensor] A concrete tensor needs a fully defined shape, got ",
-                                            shape.to_string()), {});
+                                            shape.to_string()), loc);
   if (device == nullptr) device = default_device();
-  DeviceTensor t = value_or_throw(device->allocate(dtype, shape));
+  absl::StatusOr<DeviceTensor> allocated = device->allocate(dtype, shape);
+  if (!allocated.ok()) throw_status(with_op_prefix(allocated.status(), "tensor"), loc);
+  DeviceTensor t = *std::move(allocated);
   if (data != nullptr) throw_if_error(device->copy_from_host(data, t.raw(), t.bytes()));
   return from_device_tensor(std::move(t));
 }

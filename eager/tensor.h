@@ -53,10 +53,13 @@ class Tensor {
   template <TensorScalar T>
   Tensor(std::initializer_list<std::initializer_list<std::initializer_list<T>>> v);
   // Values in row-major order with a shape; the count must match.
-  template <TensorScalar T> Tensor(const std::vector<T>& values, const Shape& shape);
+  template <TensorScalar T>
+  Tensor(const std::vector<T>& values, const Shape& shape, std::source_location loc = std::source_location::current());
   // Raw host bytes of the given dtype and shape, copied to `device`; when null, to the device
-  // of the innermost device scope (as tf.constant inside `with tf.device`), else CPU:0.
-  static Tensor from_host(DType dtype, const Shape& shape, const void* data, Device* device = nullptr);
+  // of the innermost device scope (as tf.constant inside `with tf.device`), else CPU:0. A shape
+  // too large to allocate is a ResourceExhaustedError naming [tensor] and the caller's line.
+  static Tensor from_host(DType dtype, const Shape& shape, const void* data, Device* device = nullptr,
+                          std::source_location loc = std::source_location::current());
   // Wraps a kernel output.
   static Tensor from_device_tensor(DeviceTensor t, std::source_location origin = {});
   // For execution contexts: a tensor with no dtype, shape or storage yet; *storage points at its
@@ -66,22 +69,23 @@ class Tensor {
   // A symbolic tensor: output `ref.output` of a graph node, with a possibly partial shape.
   static Tensor make_symbolic(SymbolicRef ref, DType dtype, Shape shape, std::source_location origin = {});
   // The user's line whose op call produced this tensor (line() == 0 when unknown).
-  const std::source_location& origin() const { return impl_->origin; }
+  const std::source_location& origin() const { return checked_impl().origin; }
 
   bool defined() const { return impl_ != nullptr; }
   // True for a graph tensor (it has a dtype and a possibly partial shape, but no value).
   bool is_symbolic() const { return impl_ != nullptr && impl_->symbolic.graph != nullptr; }
-  const SymbolicRef& symbolic() const { return impl_->symbolic; }
+  const SymbolicRef& symbolic() const { return checked_impl().symbolic; }
   // A symbolic tensor's name, "op_name:index" (as TensorFlow names it); "" for a concrete one.
   std::string name() const;
-  DType dtype() const { return impl_->data.dtype; }
-  const Shape& shape() const { return impl_->data.shape; }
+  // dtype(), shape() and the accessors below throw InvalidArgumentError for an empty tensor.
+  DType dtype() const { return checked_impl().data.dtype; }
+  const Shape& shape() const { return checked_impl().data.shape; }
   int rank() const { return shape().rank(); }
   int64_t num_elements() const { return shape().num_elements(); }
-  Device* device() const { return impl_->data.buffer ? impl_->data.buffer->device() : nullptr; }
+  Device* device() const { return checked_impl().data.buffer ? impl_->data.buffer->device() : nullptr; }
   // The device's full name, "" for a symbolic tensor.
   std::string device_name() const;
-  const DeviceTensor& device_tensor() const { return impl_->data; }
+  const DeviceTensor& device_tensor() const { return checked_impl().data; }
   // True when two handles share one buffer (views and copies of the handle).
   bool shares_buffer_with(const Tensor& other) const;
 
@@ -100,6 +104,11 @@ class Tensor {
   std::string to_string() const;
 
   const TensorImpl* impl() const { return impl_.get(); }
+  // *impl(), or InvalidArgumentError("[tensor] The tensor is empty ...") for an empty handle.
+  const TensorImpl& checked_impl() const {
+    if (impl_ == nullptr) [[unlikely]] throw_empty();
+    return *impl_;
+  }
   // True when no other handle, view or graph slot shares this tensor's storage: only then may
   // its owner (a Variable's in-place update, Note [In-place update]) write into it unseen.
   bool holds_storage_alone() const {
@@ -107,6 +116,7 @@ class Tensor {
   }
 
  private:
+  [[noreturn]] static void throw_empty();
   explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
   std::shared_ptr<TensorImpl> impl_;
 };
@@ -120,9 +130,10 @@ void check_host_read(const Tensor& t, DType requested);
 }  // namespace internal
 
 template <TensorScalar T>
-Tensor::Tensor(const std::vector<T>& values, const Shape& shape)
-    : Tensor(from_host(dtype_of<T>(), shape, nullptr)) {
+Tensor::Tensor(const std::vector<T>& values, const Shape& shape, std::source_location loc) {
+  // The count is checked before anything is allocated (a huge shape never reaches the allocator).
   if (static_cast<int64_t>(values.size()) != shape.num_elements()) internal::throw_ragged(shape.num_elements(), values.size());
+  *this = from_host(dtype_of<T>(), shape, nullptr, nullptr, loc);
   if constexpr (std::is_same_v<T, bool>) {
     bool* out = impl_->data.data<bool>();
     for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];

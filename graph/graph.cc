@@ -184,7 +184,19 @@ uint64_t GraphState::version() const {
 
 // ---- Operation ----
 
-const Node& Operation::node() const { return graph_->node(node_); }
+namespace {
+[[noreturn]] void throw_empty_operation() {
+  throw FailedPreconditionError(
+      "[Operation] This Operation is empty (default-constructed): it names no node. Get one from a graph "
+      "(producer(t), graph.get_operation_by_name(name)) or check op.defined() first",
+      std::source_location());
+}
+}  // namespace
+
+const Node& Operation::node() const {
+  if (graph_ == nullptr) throw_empty_operation();
+  return graph_->node(node_);
+}
 const std::string& Operation::name() const { return node().name; }
 std::string Operation::type() const { return node().op->type; }
 int Operation::num_outputs() const { return static_cast<int>(node().outputs.size()); }
@@ -212,7 +224,10 @@ std::vector<Operation> Operation::control_inputs() const {
 std::string Operation::device() const { return node().requested_device.to_string(); }
 const std::source_location& Operation::location() const { return node().loc; }
 const AttrMap& Operation::attrs() const { return node().attrs; }
-Graph Operation::graph() const { return graph_->handle(); }
+Graph Operation::graph() const {
+  if (graph_ == nullptr) throw_empty_operation();
+  return graph_->handle();
+}
 
 Operation producer(const Tensor& t, std::source_location loc) {
   if (!t.is_symbolic())

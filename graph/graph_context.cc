@@ -78,7 +78,7 @@ TensorList GraphBuildingContext::execute(const OpCall& call) {
     specs.push_back(TensorSpec{t.dtype(), t.shape()});
   }
   InferenceContext ictx{op.api_name, specs, call.attrs};
-  absl::StatusOr<OutputSpecs> outs = op.infer(ictx);
+  absl::StatusOr<OutputSpecs> outs = infer_outputs(op, ictx);
   if (!outs.ok()) throw_status(with_op_prefix(outs.status(), op.api_name), call.loc);
   for (size_t i = 0; i < call.inputs.size(); ++i) {
     const Tensor& t = call.inputs[i];

@@ -1,5 +1,7 @@
 #include "graph/graph_ops.h"
 
+#include "core/checked_size.h"
+
 #include <iostream>
 #include <mutex>
 
@@ -64,6 +66,9 @@ const OpDef* find_any_op(std::string_view type) {
 
 Tensor placeholder(DType dtype, const Shape& shape, std::string_view name, std::source_location loc) {
   GraphBuildingContext& ctx = graph_context_or_throw("placeholder", loc);
+  // -1 is an unknown dim; any other negative dim, or known dims too large, is a mistake.
+  if (absl::Status st = checked_num_elements(shape.dims(), /*allow_unknown=*/true).status(); !st.ok())
+    throw InvalidArgumentError(absl::StrCat("[placeholder] ", st.message(), " (use -1 for an unknown dimension)"), loc);
   const int id = ctx.add_op(kPlaceholderOp, {}, AttrMap{{"dtype", dtype}, {"shape", shape}},
                             single_output(dtype, shape), loc, name);
   return ctx.graph().state()->tensor({id, 0});

@@ -3,6 +3,7 @@
 
 #include "devices/cpu/register.h"
 #include "devices/cpu/thread_pool.h"
+#include "devices/functors.h"
 #include "devices/kernel_registry.h"
 
 namespace tapeflow::cpu {
@@ -13,7 +14,7 @@ void convert(const From* in, To* out, int64_t n) {
   parallel_for(n, 1, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       if constexpr (std::is_same_v<To, bool>) out[i] = in[i] != From(0);
-      else out[i] = static_cast<To>(in[i]);
+      else out[i] = functors::saturate_cast<To>(in[i]);  // Note [Float to integer casts]
     }
   });
 }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "devices/cpu/register.h"
+#include "devices/functors.h"
 #include "devices/cpu/thread_pool.h"
 #include "devices/kernel_registry.h"
 
@@ -32,6 +33,18 @@ template <typename T> using RowMajor = Eigen::Matrix<T, Eigen::Dynamic, Eigen::D
 template <typename T>
 void eigen_gemm(const T* a, const T* b, T* c, int64_t m, int64_t n, int64_t k, bool ta, bool tb, int64_t r0,
                 int64_t r1) {
+  if constexpr (std::is_integral_v<T>) {
+    // Note [Integer wrap-around]: Eigen's integer product overflows as signed C++ arithmetic
+    // (undefined); integer products are rare and small, so a plain loop in wrapping arithmetic.
+    for (int64_t i = r0; i < r1; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        T sum = 0;
+        for (int64_t p = 0; p < k; ++p)
+          sum = functors::wrap_add(sum, functors::wrap_mul(ta ? a[p * m + i] : a[i * k + p], tb ? b[j * k + p] : b[p * n + j]));
+        c[i * n + j] = sum;
+      }
+    return;
+  }
   Eigen::Map<const RowMajor<T>> A(a, ta ? k : m, ta ? m : k);
   Eigen::Map<const RowMajor<T>> B(b, tb ? n : k, tb ? k : n);
   Eigen::Map<RowMajor<T>> C(c + r0 * n, r1 - r0, n);

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "devices/cpu/register.h"
+#include "devices/functors.h"
 #include "devices/kernel_registry.h"
 
 namespace tapeflow::cpu {
@@ -28,7 +29,7 @@ absl::Status scatter_add(KernelContext& ctx) {
   for (int64_t i = 0; i < rows; ++i) {
     T* dst = o + static_cast<int64_t>(ids[i]) * inner;
     const T* src = d + i * inner;
-    for (int64_t j = 0; j < inner; ++j) dst[j] += src[j];
+    for (int64_t j = 0; j < inner; ++j) dst[j] = functors::wrap_add(dst[j], src[j]);  // Note [Integer wrap-around]
   }
   return absl::OkStatus();
 }

@@ -4,9 +4,11 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/checked_size.h"
 #include "core/errors.h"
 #include "eager/context.h"
 #include "eager/ops/shape_fns.h"
@@ -66,7 +68,10 @@ absl::StatusOr<OutputSpecs> reshape_shape(const InferenceContext& ctx) {
     } else if (target[i] < 0) {
       return invalid(ctx, "new shape ", ints_to_string(target), " has a negative dimension ", target[i]);
     } else {
-      known *= target[i];
+      std::optional<int64_t> product = checked_mul(known, target[i]);
+      if (!product && target[i] != 0)  // Note [Checked sizes]
+        return invalid(ctx, "new shape ", ints_to_string(target), " is too large: its element count overflows int64");
+      known = product.value_or(0);
     }
   }
   Shape out(target);
@@ -163,7 +168,13 @@ absl::StatusOr<OutputSpecs> concat_shape(const InferenceContext& ctx) {
     for (int d = 0; d < rank; ++d) {
       const int64_t dim = in.shape.dim(d);
       if (d == axis) {
-        total = (total < 0 || dim < 0) ? kUnknownDim : total + dim;
+        if (total < 0 || dim < 0) {
+          total = kUnknownDim;
+        } else if (std::optional<int64_t> sum = checked_add(total, dim)) {
+          total = *sum;
+        } else {
+          return invalid(ctx, "the concatenated dimension ", axis, " overflows int64 at input ", k);
+        }
       } else if (dim >= 0) {
         if (out.dim(d) < 0) {
           out.set_dim(d, dim);
@@ -195,8 +206,8 @@ absl::StatusOr<OutputSpecs> slice_shape(const InferenceContext& ctx) {
     const int64_t b = begin[i], s = size[i], dim = x.shape.dim(i);
     if (b < 0) return invalid(ctx, "begin[", i, "] = ", b, " must be non-negative");
     if (s < -1) return invalid(ctx, "size[", i, "] = ", s, " must be non-negative or -1 (to the end)");
-    if (dim >= 0 && (b > dim || (s >= 0 && b + s > dim)))
-      return invalid(ctx, "slice [", b, ", ", s < 0 ? dim : b + s, ") of dimension ", i,
+    if (dim >= 0 && (b > dim || (s >= 0 && s > dim - b)))  // s > dim - b: b + s could overflow
+      return invalid(ctx, "slice [", b, ", ", s < 0 ? dim : checked_add(b, s).value_or(INT64_MAX), ") of dimension ", i,
                      " is out of bounds for input 'x' of shape ", x.shape.to_string());
     out.push_back(s >= 0 ? s : (dim >= 0 ? dim - b : kUnknownDim));
   }
@@ -255,7 +266,11 @@ absl::StatusOr<OutputSpecs> pad_shape(const InferenceContext& ctx) {
     const int64_t before = paddings[2 * i], after = paddings[2 * i + 1], dim = x.shape.dim(i);
     if (before < 0 || after < 0)
       return invalid(ctx, "paddings[", i, "] = (", before, ", ", after, ") must be non-negative");
-    out.push_back(dim < 0 ? kUnknownDim : dim + before + after);
+    std::optional<int64_t> padded = checked_add(dim, before);
+    if (padded) padded = checked_add(*padded, after);
+    if (dim >= 0 && !padded)
+      return invalid(ctx, "paddings[", i, "] = (", before, ", ", after, ") overflow dimension ", i, " of size ", dim);
+    out.push_back(dim < 0 ? kUnknownDim : *padded);
   }
   return single_output(x.dtype, std::move(out));
 }
@@ -271,7 +286,10 @@ absl::StatusOr<OutputSpecs> tile_shape(const InferenceContext& ctx) {
   for (int i = 0; i < rank; ++i) {
     const int64_t m = multiples[i], dim = x.shape.dim(i);
     if (m < 0) return invalid(ctx, "multiples[", i, "] = ", m, " must be non-negative");
-    out.push_back(m == 0 ? 0 : (dim < 0 ? kUnknownDim : dim * m));
+    std::optional<int64_t> tiled = checked_mul(dim, m);
+    if (dim >= 0 && !tiled)
+      return invalid(ctx, "multiples[", i, "] = ", m, " overflows dimension ", i, " of size ", dim);
+    out.push_back(m == 0 ? 0 : (dim < 0 ? kUnknownDim : *tiled));
   }
   return single_output(x.dtype, std::move(out));
 }
@@ -391,6 +409,10 @@ std::vector<Tensor> unstack(const Tensor& x, int64_t axis, std::source_location 
   return out;
 }
 
+// Splits of an empty dimension make empty tensors without limit; past this many (and past the
+// dimension's size) a count is a mistake, not a request for gigabytes of handles.
+constexpr int64_t kMaxSplitOutputs = 1 << 16;
+
 std::vector<Tensor> split(const Tensor& x, int num_splits, int64_t axis, std::source_location loc) {
   require_defined(x, "split", "x", loc);
   const int a = checked_axis("split", axis, x.rank(), loc);
@@ -398,6 +420,10 @@ std::vector<Tensor> split(const Tensor& x, int num_splits, int64_t axis, std::so
   if (num_splits <= 0)
     throw InvalidArgumentError(absl::StrCat("[split] num_splits must be positive, got ", num_splits), loc);
   if (dim < 0) throw InvalidArgumentError("[split] the size of the split dimension must be known", loc);
+  if (num_splits > kMaxSplitOutputs && num_splits > dim)  // one tensor handle each: bound the count
+    throw InvalidArgumentError(absl::StrCat("[split] num_splits ", num_splits, " is more than the dimension's size (",
+                                            dim, ") and than ", kMaxSplitOutputs, " outputs"),
+                               loc);
   if (dim % num_splits != 0)
     throw InvalidArgumentError(absl::StrCat("[split] dimension ", a, " of input 'x' of shape ",
                                             x.shape().to_string(), " (size ", dim, ") is not divisible by ",
@@ -420,10 +446,16 @@ std::vector<Tensor> split(const Tensor& x, std::vector<int64_t> sizes, int64_t a
       throw InvalidArgumentError(absl::StrCat("[split] sizes ", ints_to_string(sizes),
                                               " may hold one -1 and otherwise non-negative sizes"),
                                  loc);
+    } else if (std::optional<int64_t> sum = checked_add(total, sizes[i])) {
+      total = *sum;
     } else {
-      total += sizes[i];
+      throw InvalidArgumentError(absl::StrCat("[split] sizes ", ints_to_string(sizes), " overflow int64"), loc);
     }
   }
+  if (sizes.size() > static_cast<size_t>(kMaxSplitOutputs) && static_cast<int64_t>(sizes.size()) > dim)
+    throw InvalidArgumentError(absl::StrCat("[split] ", sizes.size(), " sizes are more than the dimension's size (",
+                                            dim, ") and than ", kMaxSplitOutputs, " outputs"),
+                               loc);
   if (inferred >= 0 && total <= dim) {
     sizes[inferred] = dim - total;
     total = dim;

@@ -240,6 +240,9 @@ TEST(IdxTest, AbsurdDimsNeverAllocate) {
   // 2^32-1 cubed overflows 64 bits.
   const std::string overflow = write_plain("overflow", header(0x0E, {0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu}));
   EXPECT_THAT(error_of<DataLossError>(overflow), HasSubstr("overflow a 64-bit size"));
+  // A zero dim holds no data, but huge dims beside it still make no valid shape (strides).
+  const std::string zero = write_plain("zero", header(0x08, {0xFFFFFFFFu, 0xFFFFFFFFu, 0}));
+  EXPECT_THAT(error_of<DataLossError>(zero), HasSubstr("dims [4294967295,4294967295,0] overflow a 64-bit size"));
   // 16 TB promised by a tiny plain file: refused from the file size, not by reading.
   const std::string plain = write_plain("huge", header(0x08, {4000000, 4000000}) + Bytes{1, 2, 3});
   EXPECT_THAT(error_of<DataLossError>(plain), HasSubstr("promises 16000000000000 bytes of data, found 3"));
