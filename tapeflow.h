@@ -19,6 +19,7 @@
 #include "devices/device_spec.h"
 #include "eager/context.h"
 #include "eager/operand.h"
+#include "eager/ops/activation.h"
 #include "eager/ops/array.h"
 #include "eager/ops/binary.h"
 #include "eager/ops/cast.h"

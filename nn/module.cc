@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
+#include "eager/ops/activation.h"
 #include "eager/ops/array.h"
 #include "eager/ops/binary.h"
 #include "eager/ops/matmul.h"

@@ -34,6 +34,7 @@ GradFn find_gradient(std::string_view op_type) {
   static const GradientRegistry* registry = [] {
     auto* r = new GradientRegistry();
     register_unary_gradients(*r);
+    register_activation_gradients(*r);
     register_binary_gradients(*r);
     register_where_gradients(*r);
     register_cast_gradients(*r);

@@ -60,6 +60,7 @@ class GradientRegistry {
 
 // One registration function per op family (tape/gradients/<family>.cc).
 void register_unary_gradients(GradientRegistry& r);
+void register_activation_gradients(GradientRegistry& r);
 void register_binary_gradients(GradientRegistry& r);
 void register_where_gradients(GradientRegistry& r);
 void register_cast_gradients(GradientRegistry& r);

@@ -6,6 +6,7 @@ namespace tapeflow {
 
 void register_cpu_kernels(KernelRegistry& r) {
   cpu::register_unary_kernels(r);
+  cpu::register_activation_kernels(r);
   cpu::register_binary_kernels(r);
   cpu::register_where_kernels(r);
   cpu::register_cast_kernels(r);

@@ -5,6 +5,7 @@ namespace tapeflow {
 class KernelRegistry;
 namespace cpu {
 void register_unary_kernels(KernelRegistry& r);
+void register_activation_kernels(KernelRegistry& r);
 void register_binary_kernels(KernelRegistry& r);
 void register_where_kernels(KernelRegistry& r);
 void register_training_kernels(KernelRegistry& r);

@@ -58,6 +58,17 @@ TF_BINARY(bool, bool, Equal)
 TF_BINARY(bool, bool, NotEqual)
 TF_BINARY(bool, bool, LogicalAnd)
 TF_BINARY(bool, bool, LogicalOr)
+// The activation family's gradient ops (eager/ops/activation.cc), registered by elementwise.cc.
+TF_BINARY_ARITH(ReluGrad)
+TF_BINARY_ARITH(Relu6Grad)
+#define TF_BINARY_FLOATING(F) TF_BINARY(float, float, F) TF_BINARY(double, double, F)
+TF_BINARY_FLOATING(EluGrad)
+TF_BINARY_FLOATING(SeluGrad)
+TF_BINARY_FLOATING(SoftplusGrad)
+TF_BINARY_FLOATING(SoftsignGrad)
+TF_BINARY_FLOATING(SigmoidGrad)
+TF_BINARY_FLOATING(TanhGrad)
+#undef TF_BINARY_FLOATING
 #undef TF_BINARY_COMPARE
 #undef TF_BINARY_ARITH
 #undef TF_BINARY

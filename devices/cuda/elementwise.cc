@@ -139,6 +139,28 @@ void register_unary_kernels(KernelRegistry& r) {
   r.add("LogicalNot", kGPU, DType::kBool, unary_kernel<bool, functors::LogicalNot>);
 }
 
+// The activation family (eager/ops/activation.cc). LeakyRelu and LeakyReluGrad carry an alpha
+// attribute the launchers' default-constructed functors cannot take: they run on the CPU
+// (soft placement) until a GPU user needs them.
+void register_activation_kernels(KernelRegistry& r) {
+  register_unary_numeric<functors::Relu>(r, "Relu");
+  register_unary_numeric<functors::Relu6>(r, "Relu6");
+  r.add("Relu", kGPU, DType::kUInt8, unary_kernel<uint8_t, functors::Relu>);
+  r.add("Relu6", kGPU, DType::kUInt8, unary_kernel<uint8_t, functors::Relu6>);
+  register_unary_floating<functors::Elu>(r, "Elu");
+  register_unary_floating<functors::Selu>(r, "Selu");
+  register_unary_floating<functors::Softplus>(r, "Softplus");
+  register_unary_floating<functors::Softsign>(r, "Softsign");
+  register_arith<functors::ReluGrad>(r, "ReluGrad");
+  register_arith<functors::Relu6Grad>(r, "Relu6Grad");
+  register_floating<functors::EluGrad>(r, "EluGrad");
+  register_floating<functors::SeluGrad>(r, "SeluGrad");
+  register_floating<functors::SoftplusGrad>(r, "SoftplusGrad");
+  register_floating<functors::SoftsignGrad>(r, "SoftsignGrad");
+  register_floating<functors::SigmoidGrad>(r, "SigmoidGrad");
+  register_floating<functors::TanhGrad>(r, "TanhGrad");
+}
+
 void register_binary_kernels(KernelRegistry& r) {
   register_arith<functors::Add>(r, "Add");
   register_arith<functors::Sub>(r, "Sub");

@@ -7,6 +7,7 @@ namespace tapeflow {
 void register_cuda_kernels(KernelRegistry& r) {
   cuda::register_unary_kernels(r);
   cuda::register_binary_kernels(r);
+  cuda::register_activation_kernels(r);
   cuda::register_matmul_kernels(r);
 }
 

@@ -47,6 +47,15 @@ TF_UNARY_FLOATING(Tanh)
 TF_UNARY_FLOATING(Sigmoid)
 TF_UNARY_FLOATING(Floor)
 TF_UNARY(bool, LogicalNot)
+// The activation family (eager/ops/activation.cc), registered by elementwise.cc.
+TF_UNARY_NUMERIC(Relu)
+TF_UNARY_NUMERIC(Relu6)
+TF_UNARY(uint8_t, Relu)
+TF_UNARY(uint8_t, Relu6)
+TF_UNARY_FLOATING(Elu)
+TF_UNARY_FLOATING(Selu)
+TF_UNARY_FLOATING(Softplus)
+TF_UNARY_FLOATING(Softsign)
 #undef TF_UNARY_FLOATING
 #undef TF_UNARY_NUMERIC
 #undef TF_UNARY

@@ -1,9 +1,7 @@
 #include "eager/ops/unary.h"
 
 #include "eager/context.h"
-#include "eager/ops/binary.h"
 #include "eager/ops/shape_fns.h"
-#include "eager/ops/where.h"
 
 namespace tapeflow {
 
@@ -70,20 +68,6 @@ Tensor tanh(const Tensor& x, std::source_location loc) { return run_unary(kTanh,
 Tensor sigmoid(const Tensor& x, std::source_location loc) { return run_unary(kSigmoid, x, loc); }
 Tensor floor(const Tensor& x, std::source_location loc) { return run_unary(kFloor, x, loc); }
 Tensor logical_not(const Tensor& x, std::source_location loc) { return run_unary(kLogicalNot, x, loc); }
-
-Tensor relu(const Tensor& x, std::source_location loc) { return maximum(Operand(x, loc), Operand(0, loc), loc); }
-Tensor relu6(const Tensor& x, std::source_location loc) {
-  return minimum(Operand(maximum(Operand(x, loc), Operand(0, loc), loc), loc), Operand(6, loc), loc);
-}
-Tensor elu(const Tensor& x, std::source_location loc) {
-  const Tensor expm1 = sub(Operand(exp(x, loc), loc), Operand(1, loc), loc);
-  return where(greater(Operand(x, loc), Operand(0, loc), loc), x, expm1, loc);
-}
-Tensor softplus(const Tensor& x, std::source_location loc) {
-  // log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow for large |x|.
-  const Tensor tail = log1p(exp(neg(abs(x, loc), loc), loc), loc);
-  return add(Operand(relu(x, loc), loc), Operand(tail, loc), loc);
-}
 
 Tensor operator-(const Tensor& x) { return neg(x); }
 

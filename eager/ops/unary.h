@@ -1,8 +1,7 @@
-// Unary elementwise ops. Primitives run a kernel; relu, relu6, elu and softplus are
-// composites of primitives (so they differentiate and trace for free).
+// Unary elementwise ops, one kernel each (activations such as relu: eager/ops/activation.h).
 //
 //   Tensor y = tapeflow::exp(x);      // float32 or float64
-//   Tensor r = tapeflow::relu(x);     // max(x, 0)
+//   Tensor n = tapeflow::neg(x);      // any signed numeric dtype
 #pragma once
 
 #include <source_location>
@@ -28,11 +27,6 @@ Tensor sigmoid(const Tensor& x, TF_SL);
 Tensor floor(const Tensor& x, TF_SL);
 // Bool input.
 Tensor logical_not(const Tensor& x, TF_SL);
-// Activations (composites).
-Tensor relu(const Tensor& x, TF_SL);
-Tensor relu6(const Tensor& x, TF_SL);
-Tensor elu(const Tensor& x, TF_SL);       // x > 0 ? x : exp(x) - 1
-Tensor softplus(const Tensor& x, TF_SL);  // log(1 + exp(x)), computed stably
 #undef TF_SL
 
 // Unary minus: -x.

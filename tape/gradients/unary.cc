@@ -22,14 +22,6 @@ Grads rsqrt_grad(const GradInputs& op, Span g) {
 Grads exp_grad(const GradInputs& op, Span g) { return {g[0] * op.outputs[0]}; }
 Grads log_grad(const GradInputs& op, Span g) { return {g[0] / op.inputs[0]}; }
 Grads log1p_grad(const GradInputs& op, Span g) { return {g[0] / (op.inputs[0] + 1)}; }
-Grads tanh_grad(const GradInputs& op, Span g) {
-  const Tensor& y = op.outputs[0];
-  return {g[0] * (1 - y * y)};
-}
-Grads sigmoid_grad(const GradInputs& op, Span g) {
-  const Tensor& y = op.outputs[0];
-  return {g[0] * y * (1 - y)};
-}
 }  // namespace
 
 void register_unary_gradients(GradientRegistry& r) {
@@ -43,8 +35,6 @@ void register_unary_gradients(GradientRegistry& r) {
   r.add("Exp", exp_grad);
   r.add("Log", log_grad);
   r.add("Log1p", log1p_grad);
-  r.add("Tanh", tanh_grad);
-  r.add("Sigmoid", sigmoid_grad);
 }
 
 }  // namespace tapeflow

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "core/errors.h"
+#include "eager/ops/activation.h"
 #include "eager/ops/unary.h"
 
 namespace tapeflow {

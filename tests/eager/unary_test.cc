@@ -1,3 +1,4 @@
+#include "eager/ops/activation.h"
 #include "eager/ops/unary.h"
 
 #include <cmath>

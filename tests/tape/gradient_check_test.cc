@@ -52,6 +52,26 @@ std::map<std::string, std::vector<Case>> make_cases() {
   add("Log1p", {rnd({3}, 0.1, 3, 9)}, [](const V& v) { return log1p(v[0]); });
   add("Tanh", {rnd({3}, -2, 2, 10)}, [](const V& v) { return tanh(v[0]); });
   add("Sigmoid", {rnd({3}, -3, 3, 11)}, [](const V& v) { return sigmoid(v[0]); });
+  // Activations (away from their kinks) and their gradient ops.
+  add("Relu", {signed_away_from_zero({2, 3}, 101)}, [](const V& v) { return relu(v[0]); });
+  add("Relu6", {Tensor{-1.0, 0.5, 3.0, 5.5, 7.0}}, [](const V& v) { return relu6(v[0]); });
+  add("Elu", {signed_away_from_zero({2, 3}, 102)}, [](const V& v) { return elu(v[0]); });
+  add("Selu", {signed_away_from_zero({2, 3}, 103)}, [](const V& v) { return selu(v[0]); });
+  add("Softplus", {rnd({4}, -3, 3, 104)}, [](const V& v) { return softplus(v[0]); });
+  add("Softsign", {signed_away_from_zero({4}, 105)}, [](const V& v) { return softsign(v[0]); });
+  add("LeakyRelu", {signed_away_from_zero({4}, 106)}, [](const V& v) { return leaky_relu(v[0], 0.3); });
+  add("ReluGrad", {rnd({4}, -1, 1, 107), signed_away_from_zero({4}, 108)},
+      [](const V& v) { return relu_grad(v[0], v[1]); });
+  add("Relu6Grad", {rnd({4}, -1, 1, 109), Tensor{-1.0, 0.5, 5.5, 7.0}}, [](const V& v) { return relu6_grad(v[0], v[1]); });
+  add("EluGrad", {rnd({4}, -1, 1, 110), Tensor{-0.9, -0.3, 0.4, 2.0}}, [](const V& v) { return elu_grad(v[0], v[1]); });
+  add("SeluGrad", {rnd({4}, -1, 1, 111), Tensor{-1.5, -0.3, 0.4, 2.0}}, [](const V& v) { return selu_grad(v[0], v[1]); });
+  add("SoftplusGrad", {rnd({4}, -1, 1, 112), rnd({4}, -3, 3, 113)}, [](const V& v) { return softplus_grad(v[0], v[1]); });
+  add("SoftsignGrad", {rnd({4}, -1, 1, 114), signed_away_from_zero({4}, 115)},
+      [](const V& v) { return softsign_grad(v[0], v[1]); });
+  add("LeakyReluGrad", {rnd({4}, -1, 1, 116), signed_away_from_zero({4}, 117)},
+      [](const V& v) { return leaky_relu_grad(v[0], v[1], 0.3); });
+  add("SigmoidGrad", {rnd({4}, 0.1, 0.9, 118), rnd({4}, -1, 1, 119)}, [](const V& v) { return sigmoid_grad(v[0], v[1]); });
+  add("TanhGrad", {rnd({4}, -0.9, 0.9, 120), rnd({4}, -1, 1, 121)}, [](const V& v) { return tanh_grad(v[0], v[1]); });
   // Binary, including broadcasting in both directions.
   add("Add", {rnd({2, 3}, -1, 1, 12), rnd({3}, -1, 1, 13)}, [](const V& v) { return v[0] + v[1]; });
   add("Add", {rnd({2, 1}, -1, 1, 14), rnd({1, 3}, -1, 1, 15)}, [](const V& v) { return v[0] + v[1]; });
@@ -83,6 +103,7 @@ std::map<std::string, std::vector<Case>> make_cases() {
       [](const V& v) { return unsorted_segment_sum(v[0], v[1], 3); });
   // Reductions (distinct values, so max/min have no ties; nonzero for prod).
   add("Sum", {rnd({2, 3, 4}, -1, 1, 43)}, [](const V& v) { return reduce_sum(v[0], {0, 2}); });
+  add("Sum", {rnd({2, 3}, -1, 1, 122)}, [](const V& v) { return reduce_sum(v[0], {}) * v[0]; });  // axis=[]: none
   add("Sum", {rnd({2, 3}, -1, 1, 44)}, [](const V& v) { return reduce_sum(v[0], {-1}, true); });
   add("Max", {rnd({3, 4}, -1, 1, 45)}, [](const V& v) { return reduce_max(v[0], {1}); });
   add("Min", {rnd({3, 4}, -1, 1, 46)}, [](const V& v) { return reduce_min(v[0], {0}, true); });
