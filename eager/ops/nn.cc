@@ -88,7 +88,7 @@ Tensor dropout(const Tensor& x, double rate, bool training, std::optional<int64_
 
 Tensor l2_loss(const Tensor& t, std::source_location loc) {
   check_float("l2_loss", t, "t", loc);
-  return mul(Operand(reduce_sum(square(t, loc), {}, false, loc), loc), Operand(0.5, loc), loc);
+  return mul(Operand(reduce_sum(square(t, loc), Axes::all(), false, loc), loc), Operand(0.5, loc), loc);
 }
 
 }  // namespace tapeflow

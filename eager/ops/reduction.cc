@@ -98,16 +98,12 @@ OpDef kArgMax{.type = "ArgMax", .api_name = "argmax", .num_inputs = 1, .infer = 
 OpDef kArgMin{.type = "ArgMin", .api_name = "argmin", .num_inputs = 1, .infer = arg_shape,
               .differentiable = false};
 
-// The public API's "no axes" means every axis; the op itself always gets the explicit list, so
-// gradients and graphs never have to reinterpret an empty list.
-Tensor run_reduce(const OpDef& op, const Tensor& x, std::vector<int64_t> axes, bool keepdims,
-                  std::source_location loc) {
-  if (axes.empty() && x.defined()) {
-    axes.resize(x.rank());
-    std::iota(axes.begin(), axes.end(), int64_t{0});
-  }
+// Axes::all() becomes the explicit list here: the op itself always gets the exact axes (empty
+// reduces none), so gradients and graphs never reinterpret a list.
+Tensor run_reduce(const OpDef& op, const Tensor& x, const Axes& axes, bool keepdims, std::source_location loc) {
   const Tensor inputs[1] = {x};
-  return execute_single(op, inputs, AttrMap{{"axes", std::move(axes)}, {"keep_dims", keepdims}}, loc);
+  return execute_single(op, inputs,
+                        AttrMap{{"axes", axes.resolve(x.defined() ? x.rank() : 0)}, {"keep_dims", keepdims}}, loc);
 }
 
 Tensor run_arg(const OpDef& op, const Tensor& x, int64_t axis, DType output_type, std::source_location loc) {
@@ -121,20 +117,27 @@ void register_reduction_ops(OpRegistry& r) {
   for (const OpDef* op : {&kSum, &kMax, &kMin, &kProd, &kArgMax, &kArgMin}) r.add(*op);
 }
 
-Tensor reduce_sum(const Tensor& x, std::vector<int64_t> axes, bool keepdims, std::source_location loc) {
-  return run_reduce(kSum, x, std::move(axes), keepdims, loc);
+Tensor reduce_sum(const Tensor& x, const Axes& axes, bool keepdims, std::source_location loc) {
+  return run_reduce(kSum, x, axes, keepdims, loc);
 }
-Tensor reduce_max(const Tensor& x, std::vector<int64_t> axes, bool keepdims, std::source_location loc) {
-  return run_reduce(kMax, x, std::move(axes), keepdims, loc);
+Tensor reduce_max(const Tensor& x, const Axes& axes, bool keepdims, std::source_location loc) {
+  return run_reduce(kMax, x, axes, keepdims, loc);
 }
-Tensor reduce_min(const Tensor& x, std::vector<int64_t> axes, bool keepdims, std::source_location loc) {
-  return run_reduce(kMin, x, std::move(axes), keepdims, loc);
+Tensor reduce_min(const Tensor& x, const Axes& axes, bool keepdims, std::source_location loc) {
+  return run_reduce(kMin, x, axes, keepdims, loc);
 }
-Tensor reduce_prod(const Tensor& x, std::vector<int64_t> axes, bool keepdims, std::source_location loc) {
-  return run_reduce(kProd, x, std::move(axes), keepdims, loc);
+Tensor reduce_prod(const Tensor& x, const Axes& axes, bool keepdims, std::source_location loc) {
+  return run_reduce(kProd, x, axes, keepdims, loc);
 }
 
-Tensor reduce_mean(const Tensor& x, std::vector<int64_t> axes, bool keepdims, std::source_location loc) {
+std::vector<int64_t> Axes::resolve(int rank) const {
+  if (!all_) return axes_;
+  std::vector<int64_t> every(static_cast<size_t>(rank));
+  std::iota(every.begin(), every.end(), int64_t{0});
+  return every;
+}
+
+Tensor reduce_mean(const Tensor& x, const Axes& requested, bool keepdims, std::source_location loc) {
   // Checked here so errors name reduce_mean, not the ops it is made of.
   if (!x.defined()) throw InvalidArgumentError("[reduce_mean] input 'x' is an empty tensor", loc);
   const DType dt = x.dtype();
@@ -142,10 +145,7 @@ Tensor reduce_mean(const Tensor& x, std::vector<int64_t> axes, bool keepdims, st
     throw InvalidArgumentError(absl::StrCat("[reduce_mean] input 'x' has dtype ", dtype_name(dt),
                                             "; expected one of float32, float64, int32, int64"), loc);
   const int rank = x.rank();
-  if (axes.empty()) {
-    axes.resize(rank);
-    std::iota(axes.begin(), axes.end(), int64_t{0});
-  }
+  std::vector<int64_t> axes = requested.resolve(rank);
   auto mask = reduced_mask(axes, rank);
   if (!mask.ok()) throw_status(with_op_prefix(mask.status(), "reduce_mean"), loc);
   int64_t count = 1;

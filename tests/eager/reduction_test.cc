@@ -39,7 +39,7 @@ TEST(ReductionTest, SumAllAndPerAxis) {
   Tensor kept = reduce_sum(x, {-1}, /*keepdims=*/true);
   EXPECT_EQ(kept.shape(), (Shape{2, 1}));
   EXPECT_EQ(kept.to_vector<float>(), (std::vector<float>{6, 15}));
-  EXPECT_EQ(reduce_sum(x, {}, true).shape(), (Shape{1, 1}));
+  EXPECT_EQ(reduce_sum(x, Axes::all(), true).shape(), (Shape{1, 1}));
   EXPECT_EQ(reduce_sum(x, {0, 1}).item<float>(), 21.f);
 }
 
@@ -82,7 +82,7 @@ TEST(ReductionTest, ReducingOnlySizeOneAxesCopies) {
   EXPECT_EQ(s.to_vector<float>(), (std::vector<float>{1, 2, 3}));
   Tensor scalar = 4.f;
   EXPECT_EQ(reduce_max(scalar).item<float>(), 4.f);
-  EXPECT_EQ(reduce_sum(scalar, {}, true).shape(), Shape{});
+  EXPECT_EQ(reduce_sum(scalar, Axes::all(), true).shape(), Shape{});
 }
 
 TEST(ReductionTest, NaNPropagatesThroughMaxAndMin) {
@@ -328,5 +328,24 @@ TEST(ReductionTest, ArgErrors) {
   EXPECT_THAT(error_of([&] { argmax(Tensor(1.f), 0); }), HasSubstr("[argmax]"));
 }
 
+}  // namespace
+}  // namespace tapeflow
+
+namespace tapeflow {
+namespace {
+// TensorFlow keeps axis=None (every axis) and axis=[] (none) apart; so does Axes.
+TEST(ReductionTest, AnEmptyAxisListReducesNoneAndLeavingItOutReducesAll) {
+  const Tensor x = {{1.f, 2.f}, {3.f, 4.f}};
+  EXPECT_EQ(reduce_sum(x).item<float>(), 10.f);
+  const Tensor none = reduce_sum(x, {});
+  EXPECT_EQ(none.shape(), (Shape{2, 2}));
+  EXPECT_EQ(none.to_vector<float>(), (std::vector<float>{1.f, 2.f, 3.f, 4.f}));
+  EXPECT_EQ(reduce_max(x, {}).shape(), (Shape{2, 2}));
+  EXPECT_EQ(reduce_mean(x, {}).to_vector<float>(), (std::vector<float>{1.f, 2.f, 3.f, 4.f}));
+  EXPECT_EQ(reduce_prod(x, Axes::all()).item<float>(), 24.f);
+  EXPECT_EQ(reduce_min(x, Axes::all(), /*keepdims=*/true).shape(), (Shape{1, 1}));
+  const std::vector<int64_t> computed;  // a computed, empty list means none too
+  EXPECT_EQ(reduce_sum(x, computed).shape(), (Shape{2, 2}));
+}
 }  // namespace
 }  // namespace tapeflow
