@@ -163,6 +163,10 @@ std::vector<Tensor> GradientTape::backward(const Tensor& target, const std::vect
                                            const Tensor& seed, Unconnected unconnected,
                                            std::source_location loc) {
   if (!target.defined()) throw InvalidArgumentError("[gradient] The target is an empty tensor", loc);
+  if (std::this_thread::get_id() != thread_)
+    throw FailedPreconditionError(absl::StrCat(
+        "[gradient] This tape (created at ", where(created_at_), ") belongs to another thread: a tape records "
+        "only the ops of the thread that created it, and its gradient must be asked on that thread"), loc);
   if (!is_tracked(target))
     throw InvalidArgumentError(absl::StrCat(
         "[gradient] The target (made at ", where(target.origin()),
@@ -177,7 +181,9 @@ std::vector<Tensor> GradientTape::backward(const Tensor& target, const std::vect
   absl::flat_hash_set<Id> source_set;
   for (size_t i = 0; i < sources.size(); ++i) {
     if (const Tensor* t = sources[i].tensor()) {
-      if (t->defined()) source_ids[i].push_back(t->impl());
+      // Only a watched tensor or a recorded op's output is a source (TensorFlow's rule): an
+      // unwatched constant gets no gradient even when the target uses it.
+      if (is_tracked(*t)) source_ids[i].push_back(t->impl());
     } else {
       auto it = variable_reads_.find(sources[i].variable()->id());
       if (it != variable_reads_.end()) {

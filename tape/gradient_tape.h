@@ -22,6 +22,7 @@
 #include <source_location>
 #include <string>
 #include <variant>
+#include <thread>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -144,6 +145,7 @@ class GradientTape : public OpObserver {
   int paused_ = 0;
   bool registered_ = false;
   std::source_location created_at_;
+  std::thread::id thread_ = std::this_thread::get_id();  // the tape records this thread's ops only
   std::vector<Record> records_;
   absl::flat_hash_map<Id, Producer> tracked_;  // watched tensors and outputs of recorded ops
   std::vector<Tensor> watched_;                // keeps watched tensors (and so their ids) alive
