@@ -13,6 +13,22 @@ namespace tapeflow {
 // rounded size means a steady-state eager loop reuses warm memory. The cache is bounded by
 // max_cached_bytes and released on demand.
 
+// Note [Poisoned cache]: a cached block is memory the program freed, but to AddressSanitizer it
+// is still a live allocation, so a use-after-free of tensor data through the in-place and
+// buffer-reuse paths would go unseen. Under ASan a host block is poisoned when it enters the
+// cache and unpoisoned when it is handed out again (or returned to the system); device memory
+// is never touched.
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define TF_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define TF_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+constexpr bool kPoisonCache = true;
+#else
+#define TF_POISON(p, n) ((void)(p), (void)(n))
+#define TF_UNPOISON(p, n) ((void)(p), (void)(n))
+constexpr bool kPoisonCache = false;
+#endif
+
 namespace {
 size_t round_up(size_t bytes) {
   if (bytes == 0) bytes = 1;
@@ -31,8 +47,11 @@ CachingAllocator::CachingAllocator(std::string name, size_t max_cached_bytes, Ra
                                    RawFree raw_free)
     : name_(std::move(name)),
       max_cached_bytes_(max_cached_bytes),
+      host_memory_(!raw_alloc && !raw_free),
       raw_alloc_(raw_alloc ? std::move(raw_alloc) : RawAlloc(host_alloc)),
       raw_free_(raw_free ? std::move(raw_free) : RawFree(host_free)) {}
+
+bool CachingAllocator::poisons_cached_blocks() { return kPoisonCache; }
 
 CachingAllocator::~CachingAllocator() { release_cache(); }
 
@@ -58,6 +77,7 @@ void* CachingAllocator::allocate(size_t bytes) {
       stats_.bytes_cached -= size;
       ++stats_.cache_hits;
       stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
+      if (host_memory_) TF_UNPOISON(p, size);
       return p;
     }
   }
@@ -86,6 +106,7 @@ void CachingAllocator::deallocate(void* ptr, size_t bytes) {
     if (stats_.bytes_cached + static_cast<int64_t>(size) <= static_cast<int64_t>(max_cached_bytes_)) {
       blocks_of(size).push_back(ptr);
       stats_.bytes_cached += size;
+      if (host_memory_) TF_POISON(ptr, size);
       return;
     }
   }
@@ -114,7 +135,7 @@ void CachingAllocator::release_cache() {
     large_blocks_.clear();
     stats_.bytes_cached = 0;
   }
-  for (void* p : blocks) raw_free_(p);
+  for (void* p : blocks) raw_free_(p);  // free() takes poisoned blocks back (ASan repoisons them)
 }
 
 void CachingAllocator::set_limit(size_t limit_bytes) {

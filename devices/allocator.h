@@ -61,6 +61,8 @@ class CachingAllocator : public Allocator {
   void reset_peak() override;
   void release_cache() override;
   void set_limit(size_t limit_bytes);
+  // True when this build poisons cached host blocks for AddressSanitizer (Note [Poisoned cache]).
+  static bool poisons_cached_blocks();
 
  private:
   // A test-and-test-and-set lock: every critical section here is a few loads and stores, and an
@@ -82,6 +84,7 @@ class CachingAllocator : public Allocator {
 
   std::string name_;
   size_t max_cached_bytes_;
+  bool host_memory_;  // the default hooks (declared first: set before the hooks are moved in)
   RawAlloc raw_alloc_;
   RawFree raw_free_;
   mutable SpinLock mu_;

@@ -26,8 +26,9 @@ bool parse_index(std::string_view text, int* out) {
   return ec == std::errc() && ptr == end && *out >= 0;
 }
 
+// TensorFlow's job names: a letter, then letters, digits, '_' and '-' ([a-zA-Z][_a-zA-Z0-9-]*).
 bool valid_name(std::string_view name) {
-  if (name.empty()) return false;
+  if (name.empty() || !std::isalpha(static_cast<unsigned char>(name[0]))) return false;
   for (char c : name) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') return false;
   }

@@ -52,7 +52,7 @@ class Operand {
   template <typename V>
     requires requires(const V& v) { { v.read() } -> std::same_as<Tensor>; }
   Operand(const V& v, std::source_location loc = std::source_location::current())
-      : tensor_(v.read()), loc_(loc) {}
+      : tensor_(v.read(loc)), loc_(loc) {}  // the read node carries the user's line too
 
   // The tensor when this operand is one (not a weak scalar, not empty); else null.
   const Tensor* tensor() const {

@@ -19,6 +19,8 @@ class GraphBase {
   virtual std::string node_type(int node) const = 0;
   // The tensor feeding input `index` of `node` (a symbolic tensor of this graph).
   virtual Tensor node_input(int node, int index) const = 0;
+  // Which graph this is, for messages: "the graph created at model.cc:12".
+  virtual std::string describe() const = 0;
 };
 
 // Where a symbolic tensor comes from: output `output` of node `node` in `graph`.

@@ -193,8 +193,10 @@ std::unique_ptr<Plan> Plan::compile(const Graph& graph, const Request& request, 
     std::fill(step_of.begin(), step_of.end(), -1);
     for (PlanStep& step : plan->steps_) {
       if (step.kind == PlanStep::Kind::kConst && !slot_read[step.first_output] &&
-          !plan->slot_pinned_[step.first_output] && !requested.contains(step.node->id))
+          !plan->slot_pinned_[step.first_output] && !requested.contains(step.node->id)) {
+        plan->direct_consts_.emplace_back(step.node, step.device);
         continue;
+      }
       step_of[step.node->id] = static_cast<int>(kept.size());
       kept.push_back(std::move(step));
     }
@@ -234,9 +236,12 @@ std::unique_ptr<Plan> Plan::compile(const Graph& graph, const Request& request, 
     if (last_use[s] >= 0 && !plan->slot_pinned_[s]) plan->steps_[last_use[s]].release.push_back(s);
   plan->parallel_ = options.inter_op_parallelism_threads != 1 && widest >= 2;
 
-  if (options.log_device_placement)
+  if (options.log_device_placement) {
+    for (const auto& [node, device] : plan->direct_consts_)
+      std::cerr << node->name << ": (" << node->op->type << "): " << device->name() << "\n";
     for (const PlanStep& step : plan->steps_)
       std::cerr << step.node->name << ": (" << step.node->op->type << "): " << step.device->name() << "\n";
+  }
   return plan;
 }
 
@@ -770,6 +775,16 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& feeds, SessionState& st
   rc.start = Clock::now();
   for (size_t i = 0; i < feeds.size(); ++i) rc.slots[feed_slots_[i]] = feeds[i].device_tensor();
 
+  if (rc.tracing)
+    for (const auto& [node, device] : direct_consts_) {
+      NodeExecStats ns;  // its value is read in place: no time of its own
+      ns.node_name = node->name;
+      ns.op = node->op->type;
+      ns.device = device->name();
+      ns.output_shapes.push_back(node->value.shape());
+      ns.output_bytes.push_back(static_cast<int64_t>(node->value.device_tensor().bytes()));
+      rc.stats.nodes.push_back(std::move(ns));
+    }
   if (parallel_ && pool && pool->size() > 0) run_parallel(rc, *pool);
   else run_sequential(rc);
   const Node* failed = nullptr;
@@ -821,6 +836,10 @@ std::vector<PartitionGraph> Plan::partition_graphs() const {
   };
   absl::flat_hash_map<int, Device*> device_of;
   for (const PlanStep& step : steps_) device_of[step.node->id] = step.device;
+  for (const auto& [node, device] : direct_consts_) {  // read in place, on the kernel's device
+    device_of[node->id] = device;
+    part_for(device).nodes.push_back(absl::StrCat(node->name, " = ", node->op->type, "()"));
+  }
   for (const PlanStep& step : steps_) {
     const Node& node = *step.node;
     std::vector<std::string> ins;

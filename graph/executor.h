@@ -177,6 +177,9 @@ class Plan {
   std::vector<bool> slot_pinned_;    // fetched or fed: never released or reused
   bool parallel_ = false;
   std::vector<int> roots_;           // steps with no predecessors
+  // Const nodes whose values the kernels read directly (no step of their own): still listed in
+  // the placement log, the partition graphs and the step statistics (at zero cost).
+  std::vector<std::pair<const Node*, Device*>> direct_consts_;
   std::vector<int> commit_updates_;  // steps whose MatMul update runs at the commit
 };
 

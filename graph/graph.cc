@@ -237,7 +237,14 @@ Operation producer(const Tensor& t, std::source_location loc) {
 
 // ---- Graph ----
 
-Graph::Graph() : state_(std::make_shared<GraphState>()) {}
+Graph::Graph(std::source_location loc) : state_(std::make_shared<GraphState>()) { state_->created_at = loc; }
+
+std::string Graph::describe() const { return state_->describe(); }
+
+std::string GraphState::describe() const {
+  if (is_thread_default) return "the thread's default graph (get_default_graph())";
+  return absl::StrCat("the graph created at ", created_at.file_name() ? format_location(created_at) : "?");
+}
 
 GraphDefaultGuard Graph::as_default() const { return GraphDefaultGuard(*this); }
 
@@ -328,7 +335,11 @@ std::string Graph::to_string() const {
 
 Graph get_default_graph() {
   if (GraphBuildingContext* ctx = current_graph_context()) return ctx->graph();
-  thread_local Graph* fallback = new Graph();  // leaked: may outlive thread_local destructors
+  thread_local Graph* fallback = [] {
+    Graph* g = new Graph();  // leaked: may outlive thread_local destructors
+    g->state()->is_thread_default = true;
+    return g;
+  }();
   return *fallback;
 }
 

@@ -118,7 +118,10 @@ using CollectionItem = std::variant<Tensor, Operation, Variable, std::string>;
 
 class Graph {
  public:
-  Graph();
+  // loc: where the graph is made; messages that must tell graphs apart name it.
+  Graph(std::source_location loc = std::source_location::current());
+  // "the graph created at model.cc:12" (the thread's default graph says so).
+  std::string describe() const;
 
   // Makes this graph the thread's default (ops add nodes to it) until the guard is destroyed.
   [[nodiscard]] GraphDefaultGuard as_default() const;
@@ -181,6 +184,10 @@ class GraphState final : public GraphBase, public std::enable_shared_from_this<G
   std::string node_name(int node) const override;
   std::string node_type(int node) const override;
   Tensor node_input(int node, int index) const override;
+  std::string describe() const override;
+  // Set once, when the graph is made (Graph's constructor): see describe().
+  std::source_location created_at;
+  bool is_thread_default = false;
 
   // Adds a node. `name` is used as given (already unique: see unique_name). Fills id.
   // Checks the inputs' and control inputs' ids.

@@ -1,5 +1,7 @@
 #include "graph/session.h"
 
+#include <iostream>
+
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -28,7 +30,9 @@ TensorRef ref_of(const Graph& graph, const Tensor& t, const char* what, std::sou
                                loc);
   if (t.symbolic().graph.get() != graph.state().get())
     throw InvalidArgumentError(absl::StrCat("[Session.run] Tensor '", t.name(), "' (", what,
-                                            ") is not an element of this session's graph"),
+                                            ") is not an element of this session's graph: it belongs to ",
+                                            t.symbolic().graph->describe(), "; the session runs ",
+                                            graph.describe()),
                                loc);
   return TensorRef{t.symbolic().node, t.symbolic().output};
 }
@@ -108,7 +112,9 @@ std::vector<Tensor> Session::run(const std::vector<Fetch>& fetches, const FeedLi
     } else if (f.operation().defined()) {
       if (!(f.operation().graph() == graph_))
         throw InvalidArgumentError(absl::StrCat("[Session.run] Operation '", f.operation().name(),
-                                                "' is not an element of this session's graph"),
+                                                "' is not an element of this session's graph: it belongs to ",
+                                                f.operation().graph().describe(), "; the session runs ",
+                                                graph_.describe()),
                                    loc);
       spec.kind = PlanFetch::Kind::kOperation;
       spec.node = f.operation().id();
@@ -138,10 +144,32 @@ std::vector<Tensor> Session::run(const std::vector<Fetch>& fetches, const FeedLi
     std::lock_guard<std::mutex> lock(mu_);
     plan = plans_.try_emplace(key, std::move(compiled)).first->second;
   }
+  warn_if_graph_grew(loc);
   // Kernels run eagerly underneath; tapes must not record the executor's own work.
   ContextGuard eager(&eager_context());
   PauseObservers no_recording;
   return plan->run(feed_values, *state_, pool_.get(), options, metadata, loc);
+}
+
+// Note [Growing graph]: a graph that gains nodes between runs is TensorFlow users' classic leak
+// (an op built inside the training loop). The session says so once, with the count and the
+// line that added the first new node; the run itself goes on.
+void Session::warn_if_graph_grew(std::source_location loc) {
+  const int nodes = graph_.num_nodes();
+  int first_new = -1;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (nodes_at_first_run_ < 0) nodes_at_first_run_ = nodes;
+    if (warned_growth_ || nodes <= nodes_at_first_run_) return;
+    warned_growth_ = true;
+    first_new = nodes_at_first_run_;
+  }
+  const Node& node = graph_.state()->node(first_new);
+  std::cerr << "[Session.run] warning: the graph grew by " << nodes - first_new << " nodes since this session's "
+            << "first run (the first, '" << node.name << "' (" << node.op->type << "), was added at "
+            << format_location(node.loc) << "; this run is at " << format_location(loc)
+            << "). A graph that grows in a loop leaks memory: build ops once, feed values each run. "
+               "(Printed once per session.)\n";
 }
 
 Tensor Session::run(const Fetch& fetch, const FeedList& feeds, std::source_location loc) {
@@ -180,6 +208,7 @@ InteractiveSession::InteractiveSession(const Graph& graph, SessionOptions option
       previous_(g_default_session),
       graph_scope_(std::make_unique<GraphDefaultGuard>(graph)) {
   g_default_session = this;
+  disable_growth_warning();
   // Tensor::eval() lives in the eager layer; it reaches the default session through this hook.
   set_eval_hook([](const Tensor& t, std::source_location loc) { return eval(t, {}, nullptr, loc); });
 }

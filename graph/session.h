@@ -90,6 +90,10 @@ class Session {
   // Plans compiled so far (one per distinct signature).
   int num_cached_plans() const;
 
+ protected:
+  // An InteractiveSession grows its graph between runs by design (Note [Growing graph]).
+  void disable_growth_warning() { warned_growth_ = true; }
+
  private:
   Graph graph_;
   SessionOptions options_;
@@ -98,6 +102,11 @@ class Session {
   mutable std::mutex mu_;  // guards plans_ and closed_
   absl::flat_hash_map<std::string, std::shared_ptr<const Plan>> plans_;
   bool closed_ = false;
+  // Note [Growing graph]: nodes at the first run (-1 before it), and whether the warning that the
+  // graph grew since then was printed (once per Session).
+  int nodes_at_first_run_ = -1;
+  bool warned_growth_ = false;
+  void warn_if_graph_grew(std::source_location loc);
 };
 
 // For interactive use (a REPL), as tf.InteractiveSession: while alive it is the default

@@ -131,6 +131,8 @@ TEST(DeviceSpecTest, MalformedSpecsSayWhatIsWrong) {
       {"/task:0/task:1", "task given twice"},
       {"/cpu:0/device:GPU:1", "device given twice"},
       {"/job:p s", "needs a job name"},
+      {"/job:1ps", "needs a job name"},  // TensorFlow: a job name starts with a letter
+      {"/job:_ps", "needs a job name"},
   };
   for (const auto& c : cases) {
     auto r = DeviceSpec::parse(c.spec);

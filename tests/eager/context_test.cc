@@ -81,6 +81,12 @@ TEST_F(ContextTest, MissingKernelIsUnimplementedNamingDTypeAndDevice) {
   EXPECT_EQ(fn, nullptr);
   const auto dtypes = KernelRegistry::global().dtypes_for("Floor", DeviceType::kCPU);
   EXPECT_THAT(dtypes, ElementsAre(DType::kFloat32, DType::kFloat64));
+  // The error the eager context and the executor raise for it.
+  absl::StatusOr<KernelFn> resolved =
+      resolve_kernel(*OpRegistry::global().find("Floor"), DeviceType::kCPU, DType::kInt32);
+  ASSERT_FALSE(resolved.ok());
+  EXPECT_EQ(resolved.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(resolved.status().message(), "No CPU kernel for dtype int32 (supported: float32, float64)");
 }
 
 TEST_F(ContextTest, EveryRegisteredOpHasACpuKernelOrIsAView) {

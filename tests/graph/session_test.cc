@@ -323,3 +323,85 @@ TEST(SessionTest, InteractiveSessionAndShortcuts) {
 
 }  // namespace
 }  // namespace tapeflow
+
+namespace tapeflow {
+namespace {
+TEST(SessionTest, AFetchOfAnotherGraphNamesBothGraphs) {
+  Graph g1;  // the line below names this one
+  const int g1_line = __LINE__ - 1;
+  Graph g2;
+  const int g2_line = __LINE__ - 1;
+  Tensor a;
+  {
+    auto scope = g1.as_default();
+    a = constant(Tensor(1.f), "a");
+  }
+  {
+    auto scope = g2.as_default();
+    constant(Tensor(2.f), "b");
+  }
+  Session sess(g2);
+  const std::string message = error_of([&] { sess.run(a); });
+  EXPECT_THAT(message, ::testing::HasSubstr("Tensor 'a:0' (fetch) is not an element of this session's graph: "
+                                            "it belongs to the graph created at session_test.cc:" +
+                                            std::to_string(g1_line)));
+  EXPECT_THAT(message, ::testing::HasSubstr("the session runs the graph created at session_test.cc:" +
+                                            std::to_string(g2_line)));
+}
+}  // namespace
+}  // namespace tapeflow
+
+namespace tapeflow {
+namespace {
+// Note [Growing graph]: warned once per session, naming the count and the first new node's line.
+TEST(SessionTest, AGraphThatGrowsBetweenRunsIsReportedOnce) {
+  Graph g;
+  Tensor x;
+  {
+    auto scope = g.as_default();
+    x = constant(Tensor(1.f), "x");
+  }
+  Session sess(g);
+  ::testing::internal::CaptureStderr();
+  sess.run(x);
+  {
+    auto scope = g.as_default();
+    for (int i = 0; i < 3; ++i) x = x + 1.f;  // the leak: ops built in the loop
+  }
+  const int loop_line = __LINE__ - 2;
+  sess.run(x);
+  sess.run(x);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(err, ::testing::HasSubstr("the graph grew by 6 nodes since this session's first run"));
+  EXPECT_THAT(err, ::testing::HasSubstr("was added at session_test.cc:" + std::to_string(loop_line)));
+  EXPECT_EQ(err.find("the graph grew"), err.rfind("the graph grew"));  // once
+}
+}  // namespace
+}  // namespace tapeflow
+
+namespace tapeflow {
+namespace {
+// Constants read in place by the kernels still show in the step statistics and the partitions.
+TEST(SessionTest, ConstNodesAreListedInStepStatsAndPartitionGraphs) {
+  Graph g;
+  Tensor y;
+  {
+    auto scope = g.as_default();
+    Tensor c = constant(Tensor{1.f, 2.f}, "c");
+    y = square(c);
+  }
+  Session sess(g);
+  RunOptions options;
+  options.trace_level = RunOptions::TraceLevel::kFullTrace;
+  options.output_partition_graphs = true;
+  RunMetadata md;
+  sess.run({y}, {}, {}, &options, &md);
+  std::vector<std::string> names;
+  for (const NodeExecStats& n : md.step_stats.nodes) names.push_back(n.node_name + "/" + n.op);
+  EXPECT_THAT(names, ::testing::UnorderedElementsAre("c/Const", "Square/Square"));
+  ASSERT_EQ(md.partition_graphs.size(), 1u);
+  EXPECT_THAT(md.partition_graphs[0].nodes, ::testing::Contains("c = Const()"));
+  EXPECT_THAT(md.partition_graphs[0].nodes, ::testing::Contains("Square = Square(c:0)"));
+}
+}  // namespace
+}  // namespace tapeflow
