@@ -112,11 +112,11 @@ absl::StatusOr<Form> parse_form(const OpDef& op) {
       const std::string_view src = item.substr(eq + 1);
       if (src == "count") {
         f.kind = FormItem::Kind::kCount;
-      } else if ((src.starts_with("in") || src.starts_with("out")) && src.size() > 2 && std::isdigit(src.back())) {
-        f.kind = FormItem::Kind::kTypeOf;
-        f.of_output = src.starts_with("out");
-        if (!absl::SimpleAtoi(absl::string_view(src.data() + (f.of_output ? 3 : 2), src.size() - (f.of_output ? 3 : 2)), &f.index))
-          return form_error(op, item, "has a bad tensor index");
+      } else if (const size_t skip = src.starts_with("out") ? 3 : src.starts_with("in") ? 2 : 0;
+                 skip > 0 && src.size() > skip &&
+                 absl::SimpleAtoi(absl::string_view(src.data() + skip, src.size() - skip), &f.index)) {
+        f.kind = FormItem::Kind::kTypeOf;  // "in0", "out0"; "int32" is a literal
+        f.of_output = skip == 3;
       } else {
         f.kind = FormItem::Kind::kFixed;
         auto lit = parse_literal(src, "");
