@@ -430,6 +430,78 @@ TEST(GraphDefRoundTripTest, AdamTrainingGraphTrainsBitIdentically) {
   EXPECT_NE(values(s1.run(*w))[0], 0.f);
 }
 
+// Conv2D / MaxPool / BiasAdd as TensorFlow writes them: 4-entry strides and ksize, NHWC.
+TEST(GraphDefImportTest, ConvolutionGraphInTensorflowsForm) {
+  const std::string conv = R"pb(
+    node { name: "img" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "shape" value { shape { dim { size: 1 } dim { size: 4 } dim { size: 4 } dim { size: 1 } } } } }
+    node { name: "k" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } dim { size: 2 } dim { size: 1 } dim { size: 1 } } float_val: 1 } } } }
+    node { name: "bias" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } } float_val: 0.5 } } } }
+    node { name: "Conv2D" op: "Conv2D" input: "img" input: "k"
+      attr { key: "T" value { type: DT_FLOAT } }
+      attr { key: "data_format" value { s: "NHWC" } }
+      attr { key: "dilations" value { list { i: 1 i: 1 i: 1 i: 1 } } }
+      attr { key: "padding" value { s: "VALID" } }
+      attr { key: "strides" value { list { i: 1 i: 1 i: 1 i: 1 } } }
+      attr { key: "use_cudnn_on_gpu" value { b: true } } }
+    node { name: "BiasAdd" op: "BiasAdd" input: "Conv2D" input: "bias"
+      attr { key: "T" value { type: DT_FLOAT } } attr { key: "data_format" value { s: "NHWC" } } }
+    node { name: "MaxPool" op: "MaxPool" input: "BiasAdd"
+      attr { key: "T" value { type: DT_FLOAT } }
+      attr { key: "data_format" value { s: "NHWC" } }
+      attr { key: "ksize" value { list { i: 1 i: 2 i: 2 i: 1 } } }
+      attr { key: "padding" value { s: "VALID" } }
+      attr { key: "strides" value { list { i: 1 i: 2 i: 2 i: 1 } } } })pb";
+  Graph g = graph_from_graph_def(graph_def_from_text(conv));
+  EXPECT_EQ(g.get_operation_by_name("Conv2D").attrs().get<std::vector<int64_t>>("strides"), (std::vector<int64_t>{1, 1}));
+  std::vector<float> pixels(16);
+  for (int i = 0; i < 16; ++i) pixels[i] = float(i);
+  const Tensor img(pixels, Shape{1, 4, 4, 1});
+  Session sess(g);
+  const Tensor out = sess.run(g.get_tensor_by_name("MaxPool:0"), {{g.get_tensor_by_name("img:0"), img}});
+  EXPECT_EQ(out.shape(), (Shape{1, 1, 1, 1}));
+  const Tensor expected = max_pool(conv2d(img, ones({2, 2, 1, 1}), {1, 1}, "VALID") + 0.5f, {2, 2}, {2, 2}, "VALID");
+  EXPECT_EQ(values(out), values(expected));
+  // What tapeflow cannot run is refused by name, not run wrongly.
+  std::string nchw = conv;
+  nchw.replace(nchw.find("s: \"NHWC\""), 10, "s: \"NCHW\"");
+  EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(graph_def_from_text(nchw)); }),
+              HasSubstr("node 'Conv2D' (Conv2D): attr 'data_format' = s: \"NCHW\" is not supported"));
+}
+
+// Symbolic gradients of a small CNN: Conv2DBackpropInput / Filter carry their shapes as const
+// inputs at TensorFlow's positions (0 and 1); the values must survive bit for bit.
+TEST(GraphDefRoundTripTest, CnnGradientsGiveBitIdenticalValues) {
+  Graph g;
+  Tensor x, k, loss;
+  std::vector<Tensor> grads;
+  {
+    auto scope = g.as_default();
+    x = placeholder(DType::kFloat32, {2, 5, 5, 2}, "x");
+    k = constant(Tensor(std::vector<float>{0.1f, -0.2f, 0.3f, 0.4f, -0.5f, 0.6f, 0.7f, -0.8f, 0.9f, 1.f, -1.1f, 1.2f,
+                                           0.05f, 0.15f, -0.25f, 0.35f, 0.45f, -0.55f, 0.65f, 0.75f, -0.85f, 0.95f,
+                                           1.05f, -1.15f},
+                        Shape{2, 2, 2, 3}),
+                 "k");
+    Tensor y = max_pool(relu(conv2d(x, k, {1, 1}, "SAME")), {2, 2}, {2, 2}, "VALID");
+    loss = reduce_sum(square(y));
+    grads = gradients({loss}, std::vector<Tensor>{x, k});
+  }
+  std::vector<float> xs(100);
+  for (int i = 0; i < 100; ++i) xs[i] = 0.01f * float((i * 37) % 100) - 0.5f;
+  const Tensor xv(xs, Shape{2, 5, 5, 2});
+  Graph h = round_trip(g, false);
+  Session s1(g), s2(h);
+  const Tensor hx = h.get_tensor_by_name("x:0");
+  for (const Tensor& t : {loss, grads[0], grads[1]})
+    EXPECT_EQ(values(s2.run(h.get_tensor_by_name(t.name()), {{hx, xv}})), values(s1.run(t, {{x, xv}}))) << t.name();
+  const std::string text = graph_def_to_text(to_graph_def(g));
+  EXPECT_THAT(text, HasSubstr("op: \"Conv2DBackpropFilter\""));
+  EXPECT_THAT(text, HasSubstr("op: \"Conv2DBackpropInput\""));
+}
+
 TEST(GraphDefFileTest, WritesAndReadsTextAndBinaryFiles) {
   const GraphDef def = graph_def_from_text(kInferenceGraph);
   const auto dir = std::filesystem::temp_directory_path() / absl::StrCat("tapeflow_graph_def_", ::getpid());
