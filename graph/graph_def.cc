@@ -308,7 +308,11 @@ std::string natural_kind(const proto::AttrValue& value) {
     case proto::AttrValue::kType: return "type";
     case proto::AttrValue::kS: return "string";
     case proto::AttrValue::kShape: return "shape";
-    case proto::AttrValue::kList: return "ints";
+    case proto::AttrValue::kList: {  // only integer lists have a tapeflow attr type ("_class" lists strings)
+      const auto& l = value.list();
+      const bool other = l.s_size() || l.f_size() || l.b_size() || l.type_size() || l.shape_size() || l.tensor_size();
+      return other ? "" : "ints";
+    }
     default: return "";
   }
 }

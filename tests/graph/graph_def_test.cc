@@ -430,6 +430,42 @@ TEST(GraphDefRoundTripTest, AdamTrainingGraphTrainsBitIdentically) {
   EXPECT_NE(values(s1.run(*w))[0], 0.f);
 }
 
+// Resource variables as TensorFlow (tf.compat.v1 with resource variables) writes them.
+TEST(GraphDefImportTest, ResourceVariablesBecomeGraphVariables) {
+  const std::string text = R"pb(
+    node { name: "v" op: "VarHandleOp"
+      attr { key: "_class" value { list { s: "loc:@v" } } }
+      attr { key: "allowed_devices" value { list { } } }
+      attr { key: "container" value { s: "" } }
+      attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "shape" value { shape { dim { size: 2 } } } }
+      attr { key: "shared_name" value { s: "v" } } }
+    node { name: "v/Initializer/Const" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } } float_val: 1 float_val: 2 } } } }
+    node { name: "v/Assign" op: "AssignVariableOp" input: "v" input: "v/Initializer/Const"
+      attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "delta" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } } float_val: 0.5 } } } }
+    node { name: "step" op: "AssignAddVariableOp" input: "v" input: "delta" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "read" op: "ReadVariableOp" input: "v" input: "^step" attr { key: "dtype" value { type: DT_FLOAT } } })pb";
+  Graph g = graph_from_graph_def(graph_def_from_text(text));
+  ASSERT_EQ(g.global_variables().size(), 1u);
+  EXPECT_EQ(g.global_variables()[0].name(), "v");
+  EXPECT_FALSE(g.get_operation_by_name("v").attrs().has("class"));
+  Session sess(g);
+  sess.run(g.get_operation_by_name("v/Assign"));
+  EXPECT_THAT(values(sess.run(g.get_tensor_by_name("read:0"))), ElementsAre(1.5f, 2.5f));
+  EXPECT_THAT(values(sess.run(g.get_tensor_by_name("read:0"))), ElementsAre(2.f, 3.f));
+  std::string bad = text;
+  bad.replace(bad.rfind("DT_FLOAT"), 8, "DT_INT32");
+  EXPECT_THAT(error_of([&] { graph_from_graph_def(graph_def_from_text(bad)); }),
+              HasSubstr("node 'read' (ReadVariableOp): variable 'v' holds float32; this node has dtype int32"));
+  std::string not_handle = text;
+  not_handle.replace(not_handle.find("input: \"v\" input: \"delta\""), 10, "input: \"delta\"");
+  EXPECT_THAT(error_of([&] { graph_from_graph_def(graph_def_from_text(not_handle)); }),
+              HasSubstr("node 'step' (AssignAddVariableOp): input 0 'delta' must be a VarHandleOp, not a Const"));
+}
+
 // Conv2D / MaxPool / BiasAdd as TensorFlow writes them: 4-entry strides and ksize, NHWC.
 TEST(GraphDefImportTest, ConvolutionGraphInTensorflowsForm) {
   const std::string conv = R"pb(
