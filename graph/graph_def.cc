@@ -251,7 +251,13 @@ absl::StatusOr<Tensor> tensor_from_proto(const proto::TensorProto& proto) {
     shape.push_back(d.size());
   }
   const size_t width = dtype_size(dtype);
-  std::string data(static_cast<size_t>(n) * width, '\0');
+  // One value may stand for a whole (huge) shape: running out of memory is an error, not a crash.
+  std::string data;
+  try {
+    data.assign(static_cast<size_t>(n) * width, '\0');
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(absl::StrCat("out of memory for a constant of shape ", shape.to_string()));
+  }
   if (!proto.tensor_content().empty()) {
     if (proto.tensor_content().size() != data.size())
       return absl::InvalidArgumentError(absl::StrCat("tensor_content has ", proto.tensor_content().size(),
@@ -282,7 +288,11 @@ absl::StatusOr<Tensor> tensor_from_proto(const proto::TensorProto& proto) {
     });
     TF_RETURN_IF_ERROR(status);
   }
-  return Tensor::from_host(dtype, shape, data.data());
+  try {
+    return Tensor::from_host(dtype, shape, data.data());
+  } catch (const Error& e) {
+    return e.status();
+  }
 }
 
 // ---- attrs ----

@@ -41,7 +41,8 @@
 // Variables are written in TensorFlow's resource form, as tapeflow holds them: "v" is a
 // VarHandleOp (dtype, shape, shared_name "v"), reads are ReadVariableOp(v), updates are
 // AssignVariableOp / AssignAddVariableOp / AssignSubVariableOp(v, value), and "v/Assign" is the
-// initializer. In tapeflow the handle is a control input of the read and update nodes; in the
+// initializer; whether v is trainable travels as "_trainable" (TensorFlow keeps that in
+// collections, which a GraphDef does not carry; absent means trainable). In tapeflow the handle is a control input of the read and update nodes; in the
 // GraphDef it is their input 0. Import rebuilds one graph Variable per VarHandleOp, with its
 // initializer "v/Assign" (a VarHandleOp without one is a variable nobody initialises: it is
 // bound, but left out of the collections, and a run that reads it fails as uninitialised).

@@ -10,6 +10,11 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <typeinfo>
+
+#include <google/protobuf/stubs/logging.h>
+
+#include <iostream>
 
 #include "absl/strings/str_cat.h"
 #include "graph/function.h"
@@ -289,6 +294,56 @@ TEST(GraphDefErrorTest, BadInputsAreTypedErrorsNamingTheNode) {
       "dtype DT_HALF is not supported by tapeflow");
   expect_import_error<InvalidArgumentError>(
       std::string(kX) + R"pb(node { name: "x" op: "NoOp" })pb", "two nodes are named 'x'");
+}
+
+// Corrupted bytes of a real graph: every outcome is a parse error, a typed tapeflow Error or a
+// good import; never a crash or a foreign exception. Deterministic (a fixed LCG).
+// A training graph (variables, slots, Adam's fused update, gradients) as a second fuzz seed.
+GraphDef adam_graph_def() {
+  nn::Adam opt(0.1);
+  Graph g;
+  auto scope = g.as_default();
+  Tensor x = placeholder(DType::kFloat32, {4, 3}, "x");
+  Variable w(zeros({3, 1}), "w");
+  opt.minimize(reduce_mean(square(matmul(x, w) - 1.f)));
+  global_variables_initializer();
+  return to_graph_def(g);
+}
+
+TEST(GraphDefErrorTest, CorruptedGraphDefsNeverCrash) {
+  for (const std::string& good : {graph_def_to_binary(graph_def_from_text(kInferenceGraph)),
+                                  graph_def_to_binary(adam_graph_def())}) {
+    uint64_t state = 12345;
+    auto next = [&] { return (state = state * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
+    int parsed = 0, imported = 0, rejected = 0;
+    // Flipped bytes in strings trip protobuf's UTF-8 log line; the parse result is what counts.
+    auto* previous = google::protobuf::SetLogHandler([](google::protobuf::LogLevel, const char*, int, const std::string&) {});
+    for (int trial = 0; trial < 3000; ++trial) {
+      std::string bytes = good;
+      const int flips = 1 + static_cast<int>(next() % 3);
+      for (int f = 0; f < flips; ++f) bytes[next() % bytes.size()] = static_cast<char>(next() & 0xff);
+      GraphDef def;
+      if (!def.ParseFromString(bytes)) continue;
+      ++parsed;
+      Graph g;
+      try {
+        import_graph_def(g, def);
+        ++imported;
+      } catch (const Error& e) {
+        EXPECT_THAT(e.message(), ::testing::StartsWith("[")) << e.message();
+        EXPECT_EQ(g.num_nodes(), 0) << e.message();
+        ++rejected;
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "trial " << trial << ": " << typeid(e).name() << ": " << e.what() << "\n"
+                      << graph_def_to_text(def);
+      }
+    }
+    google::protobuf::SetLogHandler(previous);
+    std::cout << "corrupted GraphDefs: " << parsed << " parsed, " << rejected << " rejected, " << imported << " imported\n";
+    EXPECT_GT(parsed, 300);
+    EXPECT_GT(rejected, 100);
+    EXPECT_GT(imported, 10);
+  }
 }
 
 TEST(GraphDefErrorTest, MalformedTextAndBytesAreInvalidArgument) {
