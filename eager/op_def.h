@@ -47,6 +47,12 @@ struct OpDef {
   bool elementwise = false;
   bool stateful = false;       // random ops: never folded or deduplicated
   bool differentiable = true;
+  // How a node of this op is written in TensorFlow's GraphDef where that differs from the
+  // tapeflow node: TF's type attrs, attrs that TF passes as constant inputs, renamed attrs, and
+  // the typed list of this op's own attrs. Null: no attrs, plus "T" = input 0's dtype when the
+  // op has inputs. The grammar is Note [GraphDef form] in graph/graph_def.h; graph_def.cc is
+  // its only reader, so the op's TensorFlow face is stated here, once, beside its definition.
+  const char* tf_form = nullptr;
 
   // Resolved kernels, filled on first use (the registry is immutable after initialisation).
   mutable std::atomic<KernelFn> kernel_cache[kNumDeviceTypes][kNumDTypes] = {};

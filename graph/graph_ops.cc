@@ -35,22 +35,27 @@ GraphBuildingContext& graph_context_or_throw(const char* api, std::source_locati
 }  // namespace
 
 OpDef kPlaceholderOp{.type = "Placeholder", .api_name = "placeholder", .num_inputs = 0, .infer = spec_from_attrs,
-                     .stateful = true, .differentiable = false};
+                     .stateful = true, .differentiable = false, .tf_form = "dtype:type shape:shape"};
+// Const: the value travels in TensorFlow's "value" attr (graph/graph_def.cc), the shape with it.
 OpDef kConstOp{.type = "Const", .api_name = "constant", .num_inputs = 0, .infer = spec_from_attrs,
-               .differentiable = false};
+               .differentiable = false, .tf_form = "dtype:type -shape"};
 OpDef kNoOp{.type = "NoOp", .api_name = "no_op", .num_inputs = 0, .infer = no_outputs, .differentiable = false};
 OpDef kPrintOp{.type = "Print", .api_name = "print", .num_inputs = -1, .infer = like_input0, .stateful = true,
-               .differentiable = true};
+               .differentiable = true,
+    .tf_form = "T=in0 message:string="};
+// The variable ops in TensorFlow's resource form: Note [Variables in a GraphDef] (graph/graph_def.h).
 OpDef kVarHandleOp{.type = "VarHandleOp", .api_name = "Variable", .num_inputs = 0, .infer = no_outputs,
-                   .stateful = true, .differentiable = false};
+                   .stateful = true, .differentiable = false, .tf_form = "dtype:type shape:shape container= trainable>_trainable:bool=true"};
 OpDef kReadVariableOp{.type = "ReadVariableOp", .api_name = "read", .num_inputs = 0, .infer = spec_from_attrs,
-                      .stateful = true, .differentiable = false};
+                      .stateful = true, .differentiable = false, .tf_form = "dtype:type -shape"};
 OpDef kAssignVariableOp{.type = "AssignVariableOp", .api_name = "assign", .num_inputs = 1, .infer = like_input0,
-                        .stateful = true, .differentiable = false};
+                        .stateful = true, .differentiable = false, .tf_form = "dtype:type -shape"};
 OpDef kAssignAddVariableOp{.type = "AssignAddVariableOp", .api_name = "assign_add", .num_inputs = 1,
-                           .infer = like_input0, .stateful = true, .differentiable = false};
+                           .infer = like_input0, .stateful = true, .differentiable = false,
+                           .tf_form = "dtype:type -shape"};
 OpDef kAssignSubVariableOp{.type = "AssignSubVariableOp", .api_name = "assign_sub", .num_inputs = 1,
-                           .infer = like_input0, .stateful = true, .differentiable = false};
+                           .infer = like_input0, .stateful = true, .differentiable = false,
+                           .tf_form = "dtype:type -shape"};
 
 const OpDef* find_graph_op(std::string_view type) {
   for (const OpDef* op : {&kPlaceholderOp, &kConstOp, &kNoOp, &kPrintOp, &kVarHandleOp, &kReadVariableOp,

@@ -15,7 +15,7 @@ cmake --install "$build" --prefix "$prefix" > "$tmp/install.log" || { cat "$tmp/
 
 # What the package must hold: the umbrella header, layered headers, the library, the config.
 for f in include/tapeflow/tapeflow.h include/tapeflow/core/shape.h include/tapeflow/eager/tensor.h \
-         include/tapeflow/devices/device.h; do
+         include/tapeflow/devices/device.h include/tapeflow/graph/graph_def.h include/tapeflow/proto/graph.pb.h; do
   [ -f "$prefix/$f" ] || { echo "FAIL: $f is not installed"; exit 1; }
 done
 ls "$prefix"/lib*/libtapeflow.so > /dev/null 2>&1 || { echo "FAIL: libtapeflow.so is not installed"; exit 1; }

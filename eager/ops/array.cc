@@ -295,27 +295,38 @@ absl::StatusOr<OutputSpecs> tile_shape(const InferenceContext& ctx) {
 }
 
 OpDef kReshape{.type = "Reshape", .api_name = "reshape", .num_inputs = 1, .infer = reshape_shape,
-               .forward_input = 0};
+               .forward_input = 0,
+    .tf_form = "T=in0 shape@ints Tshape=int32"};
 OpDef kExpandDims{.type = "ExpandDims", .api_name = "expand_dims", .num_inputs = 1, .infer = expand_dims_shape,
-                  .forward_input = 0};
+                  .forward_input = 0,
+    .tf_form = "T=in0 axis@int Tdim=int32"};
 OpDef kSqueeze{.type = "Squeeze", .api_name = "squeeze", .num_inputs = 1, .infer = squeeze_shape,
-               .forward_input = 0};
+               .forward_input = 0,
+    .tf_form = "T=in0 axes>squeeze_dims:ints=[]"};
 OpDef kIdentity{.type = "Identity", .api_name = "identity", .num_inputs = 1, .infer = identity_shape,
                 .forward_input = 0};
 // A view whose gradient is zero: tapes never record it.
 OpDef kStopGradient{.type = "StopGradient", .api_name = "stop_gradient", .num_inputs = 1, .infer = identity_shape,
                 .forward_input = 0, .differentiable = false};
-OpDef kTranspose{.type = "Transpose", .api_name = "transpose", .num_inputs = 1, .infer = transpose_shape};
-OpDef kConcat{.type = "ConcatV2", .api_name = "concat", .num_inputs = -1, .infer = concat_shape};
-OpDef kSlice{.type = "Slice", .api_name = "slice", .num_inputs = 1, .infer = slice_shape};
+OpDef kTranspose{.type = "Transpose", .api_name = "transpose", .num_inputs = 1, .infer = transpose_shape,
+    .tf_form = "T=in0 perm@ints Tperm=int32"};
+OpDef kConcat{.type = "ConcatV2", .api_name = "concat", .num_inputs = -1, .infer = concat_shape,
+    .tf_form = "N=count T=in0 axis@int Tidx=int32"};
+OpDef kSlice{.type = "Slice", .api_name = "slice", .num_inputs = 1, .infer = slice_shape,
+    .tf_form = "T=in0 begin@ints size@ints Index=int32"};
 OpDef kStridedSlice{.type = "StridedSlice", .api_name = "strided_slice", .num_inputs = 1,
-                    .infer = strided_slice_shape};
-OpDef kGather{.type = "GatherV2", .api_name = "gather", .num_inputs = 2, .infer = gather_shape};
+                    .infer = strided_slice_shape,
+    .tf_form = "T=in0 begin@ints end@ints strides@ints Index=int32 begin_mask:int=0 end_mask:int=0 ellipsis_mask:int=0 new_axis_mask:int=0 shrink_axis_mask:int=0"};
+OpDef kGather{.type = "GatherV2", .api_name = "gather", .num_inputs = 2, .infer = gather_shape,
+    .tf_form = "Tparams=in0 Tindices=in1 axis@int Taxis=int32 batch_dims=0"};
 // Keyed on the output dtype: the indices' dtype is dispatched inside the kernel.
 OpDef kOneHot{.type = "OneHot", .api_name = "one_hot", .num_inputs = 1, .infer = one_hot_shape,
-              .kernel_dtype_input = -1, .differentiable = false};
-OpDef kPad{.type = "PadV2", .api_name = "pad", .num_inputs = 1, .infer = pad_shape};
-OpDef kTile{.type = "Tile", .api_name = "tile", .num_inputs = 1, .infer = tile_shape};
+              .kernel_dtype_input = -1, .differentiable = false,
+    .tf_form = "TI=in0 depth@int on_value@val off_value@val dtype>T:type axis:int=-1"};
+OpDef kPad{.type = "PadV2", .api_name = "pad", .num_inputs = 1, .infer = pad_shape,
+    .tf_form = "T=in0 paddings@pairs constant_value@val Tpaddings=int32"};
+OpDef kTile{.type = "Tile", .api_name = "tile", .num_inputs = 1, .infer = tile_shape,
+    .tf_form = "T=in0 multiples@ints Tmultiples=int32"};
 
 Tensor run1(const OpDef& op, const Tensor& x, AttrMap attrs, std::source_location loc) {
   const Tensor inputs[1] = {x};

@@ -38,6 +38,10 @@ absl::StatusOr<OutputSpecs> logical_shape(const InferenceContext& ctx) {
 #define TF_BINARY_OP(var, op_type, api, shape_fn, diff) \
   OpDef var{.type = op_type, .api_name = api, .num_inputs = 2, .infer = shape_fn, .elementwise = true, \
             .differentiable = diff};
+// Ops whose TensorFlow node has no "T" attr (bool-only ops): Note [GraphDef form].
+#define TF_BINARY_OP_NO_T(var, op_type, api, shape_fn, diff) \
+  OpDef var{.type = op_type, .api_name = api, .num_inputs = 2, .infer = shape_fn, .elementwise = true, \
+            .differentiable = diff, .tf_form = ""};
 TF_BINARY_OP(kAdd, "Add", "add", arith_shape, true)
 TF_BINARY_OP(kSub, "Sub", "sub", arith_shape, true)
 TF_BINARY_OP(kMul, "Mul", "mul", arith_shape, true)
@@ -53,9 +57,10 @@ TF_BINARY_OP(kLess, "Less", "less", order_shape, false)
 TF_BINARY_OP(kLessEqual, "LessEqual", "less_equal", order_shape, false)
 TF_BINARY_OP(kGreater, "Greater", "greater", order_shape, false)
 TF_BINARY_OP(kGreaterEqual, "GreaterEqual", "greater_equal", order_shape, false)
-TF_BINARY_OP(kLogicalAnd, "LogicalAnd", "logical_and", logical_shape, false)
-TF_BINARY_OP(kLogicalOr, "LogicalOr", "logical_or", logical_shape, false)
+TF_BINARY_OP_NO_T(kLogicalAnd, "LogicalAnd", "logical_and", logical_shape, false)
+TF_BINARY_OP_NO_T(kLogicalOr, "LogicalOr", "logical_or", logical_shape, false)
 #undef TF_BINARY_OP
+#undef TF_BINARY_OP_NO_T
 
 Tensor run_binary(const OpDef& op, const Operand& x, const Operand& y, std::source_location loc) {
   static const AttrMap kNoAttrs;

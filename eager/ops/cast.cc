@@ -8,7 +8,8 @@ namespace {
 absl::StatusOr<OutputSpecs> cast_shape(const InferenceContext& ctx) {
   return single_output(ctx.attrs.get<DType>("dtype"), ctx.inputs[0].shape);
 }
-OpDef kCast{.type = "Cast", .api_name = "cast", .num_inputs = 1, .infer = cast_shape, .elementwise = true};
+OpDef kCast{.type = "Cast", .api_name = "cast", .num_inputs = 1, .infer = cast_shape, .elementwise = true,
+    .tf_form = "SrcT=in0 dtype>DstT:type Truncate=false"};
 }  // namespace
 
 void register_cast_ops(OpRegistry& r) { r.add(kCast); }

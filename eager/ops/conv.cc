@@ -167,11 +167,14 @@ absl::StatusOr<OutputSpecs> backprop_filter_shape(const InferenceContext& ctx) {
   return single_output(ctx.inputs[0].dtype, std::move(filter));
 }
 
-OpDef kConv2D{.type = "Conv2D", .api_name = "conv2d", .num_inputs = 2, .infer = conv2d_shape};
+OpDef kConv2D{.type = "Conv2D", .api_name = "conv2d", .num_inputs = 2, .infer = conv2d_shape,
+    .tf_form = "T=in0 strides:hw padding:string data_format=NHWC dilations=[1,1,1,1]"};
 OpDef kConv2DBackpropInput{.type = "Conv2DBackpropInput", .api_name = "conv2d_backprop_input", .num_inputs = 2,
-                           .infer = backprop_input_shape};
+                           .infer = backprop_input_shape,
+    .tf_form = "T=in0 input_shape@ints#0 strides:hw padding:string data_format=NHWC dilations=[1,1,1,1]"};
 OpDef kConv2DBackpropFilter{.type = "Conv2DBackpropFilter", .api_name = "conv2d_backprop_filter", .num_inputs = 2,
-                            .infer = backprop_filter_shape};
+                            .infer = backprop_filter_shape,
+    .tf_form = "T=in0 filter_shape@ints#1 strides:hw padding:string data_format=NHWC dilations=[1,1,1,1]"};
 
 AttrMap window_attrs(std::vector<int64_t> strides, std::string_view padding) {
   return AttrMap{{"strides", std::move(strides)}, {"padding", std::string(padding)}};

@@ -43,7 +43,8 @@ absl::StatusOr<OutputSpecs> matmul_shape(const InferenceContext& ctx) {
   return single_output(a.dtype, std::move(out));
 }
 
-OpDef kMatMul{.type = "MatMul", .api_name = "matmul", .num_inputs = 2, .infer = matmul_shape};
+OpDef kMatMul{.type = "MatMul", .api_name = "matmul", .num_inputs = 2, .infer = matmul_shape,
+    .tf_form = "T=in0 transpose_a:bool=false transpose_b:bool=false"};
 
 }  // namespace
 

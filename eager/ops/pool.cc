@@ -110,12 +110,17 @@ absl::StatusOr<OutputSpecs> avg_pool_grad_shape(const InferenceContext& ctx) {
   return single_output(ctx.inputs[0].dtype, input);
 }
 
-OpDef kMaxPool{.type = "MaxPool", .api_name = "max_pool", .num_inputs = 1, .infer = pool_shape};
-OpDef kAvgPool{.type = "AvgPool", .api_name = "avg_pool", .num_inputs = 1, .infer = pool_shape};
-OpDef kMaxPoolGrad{.type = "MaxPoolGrad", .api_name = "max_pool_grad", .num_inputs = 3, .infer = max_pool_grad_shape};
+OpDef kMaxPool{.type = "MaxPool", .api_name = "max_pool", .num_inputs = 1, .infer = pool_shape,
+    .tf_form = "T=in0 ksize:hw strides:hw padding:string data_format=NHWC"};
+OpDef kAvgPool{.type = "AvgPool", .api_name = "avg_pool", .num_inputs = 1, .infer = pool_shape,
+    .tf_form = "T=in0 ksize:hw strides:hw padding:string data_format=NHWC"};
+OpDef kMaxPoolGrad{.type = "MaxPoolGrad", .api_name = "max_pool_grad", .num_inputs = 3, .infer = max_pool_grad_shape,
+    .tf_form = "T=in0 ksize:hw strides:hw padding:string data_format=NHWC"};
 OpDef kMaxPoolGradGrad{.type = "MaxPoolGradGrad", .api_name = "max_pool_grad_grad", .num_inputs = 3,
-                       .infer = max_pool_grad_grad_shape};
-OpDef kAvgPoolGrad{.type = "AvgPoolGrad", .api_name = "avg_pool_grad", .num_inputs = 1, .infer = avg_pool_grad_shape};
+                       .infer = max_pool_grad_grad_shape,
+    .tf_form = "T=in0 ksize:hw strides:hw padding:string data_format=NHWC"};
+OpDef kAvgPoolGrad{.type = "AvgPoolGrad", .api_name = "avg_pool_grad", .num_inputs = 1, .infer = avg_pool_grad_shape,
+    .tf_form = "T=in0 orig_input_shape@ints#0 ksize:hw strides:hw padding:string data_format=NHWC"};
 
 AttrMap pool_attrs(Ints ksize, Ints strides, std::string_view padding) {
   return AttrMap{{"ksize", std::move(ksize)}, {"strides", std::move(strides)}, {"padding", std::string(padding)}};

@@ -51,11 +51,14 @@ absl::StatusOr<OutputSpecs> normal_shape(const InferenceContext& ctx) {
 }
 
 OpDef kRandomUniform{.type = "RandomUniform", .api_name = "random_uniform", .num_inputs = 0,
-                     .infer = uniform_shape, .kernel_dtype_input = -1, .stateful = true, .differentiable = false};
+                     .infer = uniform_shape, .kernel_dtype_input = -1, .stateful = true, .differentiable = false,
+    .tf_form = "shape@shape T=int32 dtype:type seed:int=0 seed2:int=0 minval:int=0 maxval:int=0"};
 OpDef kRandomNormal{.type = "RandomNormal", .api_name = "random_normal", .num_inputs = 0, .infer = normal_shape,
-                    .kernel_dtype_input = -1, .stateful = true, .differentiable = false};
+                    .kernel_dtype_input = -1, .stateful = true, .differentiable = false,
+    .tf_form = "shape@shape T=int32 dtype:type seed:int=0 seed2:int=0 mean:float=0 stddev:float=1"};
 OpDef kTruncatedNormal{.type = "TruncatedNormal", .api_name = "truncated_normal", .num_inputs = 0,
-                       .infer = normal_shape, .kernel_dtype_input = -1, .stateful = true, .differentiable = false};
+                       .infer = normal_shape, .kernel_dtype_input = -1, .stateful = true, .differentiable = false,
+    .tf_form = "shape@shape T=int32 dtype:type seed:int=0 seed2:int=0 mean:float=0 stddev:float=1"};
 
 // Validates before drawing seeds, so a failing call leaves the seed counters as they were.
 Tensor run_random(const OpDef& op, AttrMap attrs, std::optional<int64_t> op_seed, std::source_location loc) {

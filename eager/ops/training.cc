@@ -43,7 +43,8 @@ absl::StatusOr<OutputSpecs> adam_update_shape(const InferenceContext& ctx) {
 }
 
 OpDef kAdamUpdate{.type = "AdamUpdate", .api_name = "adam_update", .num_inputs = 5, .infer = adam_update_shape,
-                  .differentiable = false};
+                  .differentiable = false,
+    .tf_form = "T=in0 beta_1:float beta_2:float epsilon:float"};
 
 // Inputs var [m, n], a, b (matrices), scale (scalar); attributes transpose_a, transpose_b, subtract.
 absl::StatusOr<OutputSpecs> matmul_update_shape(const InferenceContext& ctx) {
@@ -71,7 +72,8 @@ absl::StatusOr<OutputSpecs> matmul_update_shape(const InferenceContext& ctx) {
 }
 
 OpDef kMatMulUpdate{.type = "MatMulUpdate", .api_name = "matmul_update", .num_inputs = 4,
-                    .infer = matmul_update_shape, .differentiable = false};
+                    .infer = matmul_update_shape, .differentiable = false,
+    .tf_form = "T=in0 transpose_a:bool transpose_b:bool subtract:bool"};
 
 // Inputs var, alpha (scalar), delta (var's shape): TensorFlow's ApplyGradientDescent, functional.
 absl::StatusOr<OutputSpecs> gradient_descent_update_shape(const InferenceContext& ctx) {

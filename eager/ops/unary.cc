@@ -27,6 +27,10 @@ absl::StatusOr<OutputSpecs> bool_shape(const InferenceContext& ctx) {
 #define TF_UNARY_OP(var, op_type, api, shape_fn, diff) \
   OpDef var{.type = op_type, .api_name = api, .num_inputs = 1, .infer = shape_fn, .elementwise = true, \
             .differentiable = diff};
+// Ops whose TensorFlow node has no "T" attr (bool-only ops): Note [GraphDef form].
+#define TF_UNARY_OP_NO_T(var, op_type, api, shape_fn, diff) \
+  OpDef var{.type = op_type, .api_name = api, .num_inputs = 1, .infer = shape_fn, .elementwise = true, \
+            .differentiable = diff, .tf_form = ""};
 TF_UNARY_OP(kNeg, "Neg", "neg", signed_shape, true)
 TF_UNARY_OP(kAbs, "Abs", "abs", numeric_shape, true)
 TF_UNARY_OP(kSign, "Sign", "sign", numeric_shape, true)
@@ -39,8 +43,9 @@ TF_UNARY_OP(kLog1p, "Log1p", "log1p", floating_shape, true)
 TF_UNARY_OP(kTanh, "Tanh", "tanh", floating_shape, true)
 TF_UNARY_OP(kSigmoid, "Sigmoid", "sigmoid", floating_shape, true)
 TF_UNARY_OP(kFloor, "Floor", "floor", floating_shape, true)
-TF_UNARY_OP(kLogicalNot, "LogicalNot", "logical_not", bool_shape, false)
+TF_UNARY_OP_NO_T(kLogicalNot, "LogicalNot", "logical_not", bool_shape, false)
 #undef TF_UNARY_OP
+#undef TF_UNARY_OP_NO_T
 
 Tensor run_unary(const OpDef& op, const Tensor& x, std::source_location loc) {
   const Tensor inputs[1] = {x};

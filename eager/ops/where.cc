@@ -20,7 +20,8 @@ absl::StatusOr<OutputSpecs> select_shape(const InferenceContext& ctx) {
 }
 
 OpDef kSelect{.type = "Select", .api_name = "where", .num_inputs = 3, .infer = select_shape,
-              .kernel_dtype_input = 1, .elementwise = true};
+              .kernel_dtype_input = 1, .elementwise = true,
+    .tf_form = "T=in1"};
 
 }  // namespace
 

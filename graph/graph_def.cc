@@ -1,0 +1,645 @@
+// Graph -> GraphDef, the OpDef forms (Note [GraphDef form]), the value conversions both
+// directions share, and the text / binary / file edge. Import is graph_def_import.cc.
+#include "graph/graph_def.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/text_format.h>
+
+#include <bit>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "core/errors.h"
+#include "graph/graph_ops.h"
+
+namespace tapeflow {
+namespace graph_def_internal {
+
+namespace {
+
+absl::Status form_error(const OpDef& op, std::string_view item, absl::string_view why) {
+  return absl::InternalError(absl::StrCat("[", op.api_name, "] OpDef ", op.type, ": tf_form item '",
+                                          absl::string_view(item.data(), item.size()), "' ", why));
+}
+
+bool known_kind(std::string_view kind, bool input) {
+  static const std::vector<std::string_view> kAttrKinds = {"int", "float", "bool", "type", "ints", "string", "shape", "hw"};
+  static const std::vector<std::string_view> kInputKinds = {"int", "ints", "pairs", "shape", "val", "num"};
+  for (std::string_view k : input ? kInputKinds : kAttrKinds) if (k == kind) return true;
+  return false;
+}
+
+// A literal of a form (a default or a fixed attr) as a TensorFlow AttrValue.
+absl::StatusOr<proto::AttrValue> parse_literal(std::string_view text, std::string_view kind) {
+  proto::AttrValue v;
+  auto parse_ints = [&](std::string_view t) -> absl::Status {
+    if (t.size() < 2 || t.front() != '[' || t.back() != ']') return absl::InvalidArgumentError("bad list");
+    v.mutable_list();
+    for (absl::string_view part : absl::StrSplit(absl::string_view(t.data() + 1, t.size() - 2), ',', absl::SkipEmpty())) {
+      int64_t x;
+      if (!absl::SimpleAtoi(part, &x)) return absl::InvalidArgumentError("bad list entry");
+      v.mutable_list()->add_i(x);
+    }
+    return absl::OkStatus();
+  };
+  const absl::string_view t(text.data(), text.size());
+  DType dt;
+  int64_t i;
+  double d;
+  if (kind == "int" || (kind.empty() && absl::SimpleAtoi(t, &i))) {
+    if (!absl::SimpleAtoi(t, &i)) return absl::InvalidArgumentError("bad int");
+    v.set_i(i);
+  } else if (kind == "float") {
+    if (!absl::SimpleAtod(t, &d)) return absl::InvalidArgumentError("bad float");
+    v.set_f(static_cast<float>(d));
+  } else if (kind == "bool" || (kind.empty() && (t == "true" || t == "false"))) {
+    if (t != "true" && t != "false") return absl::InvalidArgumentError("bad bool");
+    v.set_b(t == "true");
+  } else if (kind == "type" || (kind.empty() && parse_dtype(text, &dt))) {
+    if (!parse_dtype(text, &dt)) return absl::InvalidArgumentError("bad dtype");
+    TF_ASSIGN_OR_RETURN(proto::DataType p, to_proto_dtype(dt));
+    v.set_type(p);
+  } else if (kind == "ints" || kind == "hw" || (kind.empty() && !t.empty() && t.front() == '[')) {
+    TF_RETURN_IF_ERROR(parse_ints(text));
+  } else if (kind == "string" || kind.empty()) {
+    v.set_s(std::string(text));
+  } else {
+    return absl::InvalidArgumentError("no literal of this kind");
+  }
+  return v;
+}
+
+absl::StatusOr<Form> parse_form(const OpDef& op) {
+  Form form;
+  if (op.tf_form == nullptr) {
+    if (op.num_inputs != 0) {
+      FormItem t;
+      t.kind = FormItem::Kind::kTypeOf;
+      t.name = "T";
+      form.items.push_back(std::move(t));
+    }
+    return form;
+  }
+  for (absl::string_view part : absl::StrSplit(op.tf_form, ' ', absl::SkipEmpty())) {
+    const std::string_view item(part.data(), part.size());
+    FormItem f;
+    if (item.front() == '-') {
+      f.kind = FormItem::Kind::kDerived;
+      f.name = std::string(item.substr(1));
+    } else if (size_t at = item.find('@'); at != std::string_view::npos) {
+      f.kind = FormItem::Kind::kInput;
+      f.name = std::string(item.substr(0, at));
+      std::string_view kind = item.substr(at + 1);
+      if (size_t hash = kind.find('#'); hash != std::string_view::npos) {
+        if (!absl::SimpleAtoi(absl::string_view(kind.data() + hash + 1, kind.size() - hash - 1), &f.position))
+          return form_error(op, item, "has a bad position");
+        kind = kind.substr(0, hash);
+      }
+      if (!known_kind(kind, true)) return form_error(op, item, "has an unknown input kind");
+      f.value_kind = std::string(kind);
+      ++form.num_const_inputs;
+    } else if (size_t eq = item.find('='), colon = item.find(':'); eq != std::string_view::npos && (colon == std::string_view::npos || eq < colon)) {
+      f.name = std::string(item.substr(0, eq));
+      const std::string_view src = item.substr(eq + 1);
+      if (src == "count") {
+        f.kind = FormItem::Kind::kCount;
+      } else if (const size_t skip = src.starts_with("out") ? 3 : src.starts_with("in") ? 2 : 0;
+                 skip > 0 && src.size() > skip &&
+                 absl::SimpleAtoi(absl::string_view(src.data() + skip, src.size() - skip), &f.index)) {
+        f.kind = FormItem::Kind::kTypeOf;  // "in0", "out0"; "int32" is a literal
+        f.of_output = skip == 3;
+      } else {
+        f.kind = FormItem::Kind::kFixed;
+        auto lit = parse_literal(src, "");
+        if (!lit.ok()) return form_error(op, item, lit.status().message());
+        f.default_value = *lit;
+        f.has_default = true;
+      }
+    } else if (colon != std::string_view::npos) {
+      f.kind = FormItem::Kind::kAttr;
+      std::string_view names = item.substr(0, colon), rest = item.substr(colon + 1);
+      if (size_t gt = names.find('>'); gt != std::string_view::npos) {
+        f.name = std::string(names.substr(0, gt));
+        f.tf_name = std::string(names.substr(gt + 1));
+      } else {
+        f.name = f.tf_name = std::string(names);
+      }
+      if (size_t eq2 = rest.find('='); eq2 != std::string_view::npos) {
+        auto lit = parse_literal(rest.substr(eq2 + 1), rest.substr(0, eq2));
+        if (!lit.ok()) return form_error(op, item, lit.status().message());
+        f.default_value = *lit;
+        f.has_default = true;
+        rest = rest.substr(0, eq2);
+      }
+      if (!known_kind(rest, false)) return form_error(op, item, "has an unknown attr kind");
+      f.value_kind = std::string(rest);
+    } else {
+      return form_error(op, item, "is not name:kind, name@kind, X=source or -name");
+    }
+    form.items.push_back(std::move(f));
+  }
+  return form;
+}
+
+}  // namespace
+
+bool Form::lists(std::string_view tapeflow_attr) const {
+  for (const FormItem& f : items)
+    if ((f.kind == FormItem::Kind::kAttr || f.kind == FormItem::Kind::kInput || f.kind == FormItem::Kind::kDerived) &&
+        f.name == tapeflow_attr)
+      return true;
+  return false;
+}
+
+const Form& form_of(const OpDef& op) {
+  static std::mutex mu;
+  static auto* cache = new absl::flat_hash_map<const OpDef*, Form>();
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache->find(&op);
+  if (it != cache->end()) return it->second;
+  absl::StatusOr<Form> form = parse_form(op);
+  throw_if_error(form.status());
+  return cache->emplace(&op, *std::move(form)).first->second;
+}
+
+// ---- dtypes, shapes, tensors ----
+
+absl::StatusOr<proto::DataType> to_proto_dtype(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return proto::DT_FLOAT;
+    case DType::kFloat64: return proto::DT_DOUBLE;
+    case DType::kInt32: return proto::DT_INT32;
+    case DType::kInt64: return proto::DT_INT64;
+    case DType::kUInt8: return proto::DT_UINT8;
+    case DType::kBool: return proto::DT_BOOL;
+  }
+  return absl::InternalError("unknown dtype");
+}
+
+absl::StatusOr<DType> from_proto_dtype(proto::DataType dtype) {
+  switch (dtype) {
+    case proto::DT_FLOAT: return DType::kFloat32;
+    case proto::DT_DOUBLE: return DType::kFloat64;
+    case proto::DT_INT32: return DType::kInt32;
+    case proto::DT_INT64: return DType::kInt64;
+    case proto::DT_UINT8: return DType::kUInt8;
+    case proto::DT_BOOL: return DType::kBool;
+    default: break;
+  }
+  const std::string name = proto::DataType_IsValid(dtype) ? proto::DataType_Name(dtype) : absl::StrCat(int(dtype));
+  return absl::UnimplementedError(absl::StrCat("dtype ", name, " is not supported by tapeflow"));
+}
+
+void shape_to_proto(const Shape& shape, proto::TensorShapeProto* out) {
+  out->Clear();
+  for (int64_t d : shape.dims()) out->add_dim()->set_size(d < 0 ? -1 : d);
+}
+
+absl::Status tensor_to_proto(const Tensor& tensor, proto::TensorProto* out) {
+  if (!tensor.defined() || tensor.is_symbolic())
+    return absl::InternalError("a Const node without a concrete value");
+  TF_ASSIGN_OR_RETURN(proto::DataType dt, to_proto_dtype(tensor.dtype()));
+  out->set_dtype(dt);
+  shape_to_proto(tensor.shape(), out->mutable_tensor_shape());
+  const int64_t n = tensor.num_elements();
+  const size_t bytes = static_cast<size_t>(n) * dtype_size(tensor.dtype());
+  std::string content(bytes, '\0');
+  if (bytes) tensor.copy_to_host(content.data());
+  const size_t width = dtype_size(tensor.dtype());
+  bool all_equal = n > 1;
+  for (int64_t i = 1; all_equal && i < n; ++i)
+    all_equal = std::memcmp(content.data(), content.data() + i * width, width) == 0;
+  if (n > kTypedValLimit && !all_equal) {
+    out->set_tensor_content(std::move(content));  // little-endian, as on every machine we build for
+    return absl::OkStatus();
+  }
+  const int64_t count = all_equal ? 1 : n;
+  dispatch_dtype(tensor.dtype(), [&]<typename T>() {
+    for (int64_t i = 0; i < count; ++i) {
+      T x;
+      std::memcpy(&x, content.data() + i * sizeof(T), sizeof(T));
+      if constexpr (std::is_same_v<T, float>) out->add_float_val(x);
+      else if constexpr (std::is_same_v<T, double>) out->add_double_val(x);
+      else if constexpr (std::is_same_v<T, int64_t>) out->add_int64_val(x);
+      else if constexpr (std::is_same_v<T, bool>) out->add_bool_val(x);
+      else out->add_int_val(static_cast<int32_t>(x));  // int32, uint8: TensorFlow's int_val
+    }
+  });
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Tensor> tensor_from_proto(const proto::TensorProto& proto) {
+  TF_ASSIGN_OR_RETURN(DType dtype, from_proto_dtype(proto.dtype()));
+  const proto::TensorShapeProto& sp = proto.tensor_shape();
+  if (sp.unknown_rank()) return absl::InvalidArgumentError("the tensor's shape has an unknown rank");
+  Shape shape;
+  int64_t n = 1;
+  for (const auto& d : sp.dim()) {
+    if (d.size() < 0) return absl::InvalidArgumentError("the tensor's shape has an unknown dimension");
+    if (d.size() > 0 && n > (int64_t{1} << 40) / d.size())
+      return absl::InvalidArgumentError("the tensor has more than 2^40 elements");
+    n *= d.size();
+    shape.push_back(d.size());
+  }
+  const size_t width = dtype_size(dtype);
+  // One value may stand for a whole (huge) shape: running out of memory is an error, not a crash.
+  std::string data;
+  try {
+    data.assign(static_cast<size_t>(n) * width, '\0');
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(absl::StrCat("out of memory for a constant of shape ", shape.to_string()));
+  }
+  if (!proto.tensor_content().empty()) {
+    if (proto.tensor_content().size() != data.size())
+      return absl::InvalidArgumentError(absl::StrCat("tensor_content has ", proto.tensor_content().size(),
+                                                     " bytes; shape ", shape.to_string(), " of ", dtype_name(dtype),
+                                                     " needs ", data.size()));
+    data = proto.tensor_content();
+  } else {
+    absl::Status status = absl::OkStatus();
+    dispatch_dtype(dtype, [&]<typename T>() {
+      auto fill = [&](const auto& field, const char* field_name) {
+        const int64_t c = field.size();
+        if (c > n) {
+          status = absl::InvalidArgumentError(absl::StrCat(field_name, " has ", c, " values for shape ",
+                                                           shape.to_string(), " (", n, " elements)"));
+          return;
+        }
+        // TensorFlow's rule: fewer values than elements repeat the last one (one value: a fill).
+        for (int64_t i = 0; i < n && c > 0; ++i) {
+          const T v = static_cast<T>(field.Get(static_cast<int>(std::min(i, c - 1))));
+          std::memcpy(data.data() + i * width, &v, width);
+        }
+      };
+      if constexpr (std::is_same_v<T, float>) fill(proto.float_val(), "float_val");
+      else if constexpr (std::is_same_v<T, double>) fill(proto.double_val(), "double_val");
+      else if constexpr (std::is_same_v<T, int64_t>) fill(proto.int64_val(), "int64_val");
+      else if constexpr (std::is_same_v<T, bool>) fill(proto.bool_val(), "bool_val");
+      else fill(proto.int_val(), "int_val");
+    });
+    TF_RETURN_IF_ERROR(status);
+  }
+  try {
+    return Tensor::from_host(dtype, shape, data.data());
+  } catch (const Error& e) {
+    return e.status();
+  }
+}
+
+// ---- attrs ----
+
+std::string natural_kind(const AttrValue& value) {
+  struct K {
+    std::string operator()(int64_t) const { return "int"; }
+    std::string operator()(double) const { return "float"; }
+    std::string operator()(bool) const { return "bool"; }
+    std::string operator()(DType) const { return "type"; }
+    std::string operator()(const std::vector<int64_t>&) const { return "ints"; }
+    std::string operator()(const std::string&) const { return "string"; }
+    std::string operator()(const Shape&) const { return "shape"; }
+  };
+  return std::visit(K{}, value);
+}
+
+std::string natural_kind(const proto::AttrValue& value) {
+  switch (value.value_case()) {
+    case proto::AttrValue::kI: return "int";
+    case proto::AttrValue::kF: return "float";
+    case proto::AttrValue::kB: return "bool";
+    case proto::AttrValue::kType: return "type";
+    case proto::AttrValue::kS: return "string";
+    case proto::AttrValue::kShape: return "shape";
+    case proto::AttrValue::kList: {  // only integer lists have a tapeflow attr type ("_class" lists strings)
+      const auto& l = value.list();
+      const bool other = l.s_size() || l.f_size() || l.b_size() || l.type_size() || l.shape_size() || l.tensor_size();
+      return other ? "" : "ints";
+    }
+    default: return "";
+  }
+}
+
+absl::StatusOr<proto::AttrValue> attr_to_proto(const AttrValue& value, std::string_view kind) {
+  proto::AttrValue out;
+  const auto mismatch = [&] {
+    return absl::InternalError(absl::StrCat("attr of kind ", natural_kind(value), " where the form says ",
+                                            absl::string_view(kind.data(), kind.size())));
+  };
+  if (kind == "int" && std::holds_alternative<int64_t>(value)) out.set_i(std::get<int64_t>(value));
+  else if (kind == "float" && std::holds_alternative<double>(value)) out.set_f(static_cast<float>(std::get<double>(value)));
+  else if (kind == "bool" && std::holds_alternative<bool>(value)) out.set_b(std::get<bool>(value));
+  else if (kind == "type" && std::holds_alternative<DType>(value)) {
+    TF_ASSIGN_OR_RETURN(proto::DataType dt, to_proto_dtype(std::get<DType>(value)));
+    out.set_type(dt);
+  } else if (kind == "ints" && std::holds_alternative<std::vector<int64_t>>(value)) {
+    out.mutable_list();
+    for (int64_t x : std::get<std::vector<int64_t>>(value)) out.mutable_list()->add_i(x);
+  } else if (kind == "hw" && std::holds_alternative<std::vector<int64_t>>(value)) {
+    const auto& v = std::get<std::vector<int64_t>>(value);
+    auto* list = out.mutable_list();
+    if (v.size() == 2) {
+      for (int64_t x : {int64_t{1}, v[0], v[1], int64_t{1}}) list->add_i(x);
+    } else {
+      for (int64_t x : v) list->add_i(x);
+    }
+  } else if (kind == "string" && std::holds_alternative<std::string>(value)) out.set_s(std::get<std::string>(value));
+  else if (kind == "shape" && std::holds_alternative<Shape>(value)) shape_to_proto(std::get<Shape>(value), out.mutable_shape());
+  else return mismatch();
+  return out;
+}
+
+absl::StatusOr<AttrValue> attr_from_proto(const proto::AttrValue& v, std::string_view kind) {
+  const auto mismatch = [&] {
+    const std::string got = natural_kind(v);
+    return absl::InvalidArgumentError(absl::StrCat("has a value of type ", got.empty() ? "(none)" : got,
+                                                   "; expected ", absl::string_view(kind.data(), kind.size())));
+  };
+  if (kind == "int") {
+    if (!v.has_i()) return mismatch();
+    return AttrValue(int64_t{v.i()});
+  }
+  if (kind == "float") {
+    if (!v.has_f()) return mismatch();
+    return AttrValue(double{v.f()});
+  }
+  if (kind == "bool") {
+    if (!v.has_b()) return mismatch();
+    return AttrValue(v.b());
+  }
+  if (kind == "type") {
+    if (!v.has_type()) return mismatch();
+    TF_ASSIGN_OR_RETURN(DType dt, from_proto_dtype(v.type()));
+    return AttrValue(dt);
+  }
+  if (kind == "string") {
+    if (!v.has_s()) return mismatch();
+    return AttrValue(v.s());
+  }
+  if (kind == "ints" || kind == "hw") {
+    if (!v.has_list()) return mismatch();
+    std::vector<int64_t> ints(v.list().i().begin(), v.list().i().end());
+    if (kind == "hw" && ints.size() == 4 && ints[0] == 1 && ints[3] == 1) ints = {ints[1], ints[2]};
+    return AttrValue(std::move(ints));
+  }
+  if (kind == "shape") {
+    if (!v.has_shape()) return mismatch();
+    if (v.shape().unknown_rank()) return absl::UnimplementedError("has a shape of unknown rank, which tapeflow cannot hold");
+    Shape shape;
+    for (const auto& d : v.shape().dim()) shape.push_back(d.size() < 0 ? -1 : d.size());
+    return AttrValue(std::move(shape));
+  }
+  return mismatch();
+}
+
+}  // namespace graph_def_internal
+
+// ---- export ----
+
+namespace {
+
+using namespace graph_def_internal;
+
+std::string tensor_name(const Node& node, int index) {
+  return index == 0 ? node.name : absl::StrCat(node.name, ":", index);
+}
+
+// A fresh node name "<base>/<suffix>" not used by the graph or the GraphDef so far.
+std::string fresh_name(absl::flat_hash_set<std::string>& used, const std::string& base) {
+  std::string name = base;
+  for (int i = 1; !used.insert(name).second; ++i) name = absl::StrCat(base, "_", i);
+  return name;
+}
+
+// A Const NodeDef holding `value` (the constant inputs of Note [GraphDef form]).
+absl::Status add_const_node(GraphDef& def, const std::string& name, const Tensor& value, const std::string& device) {
+  proto::NodeDef* n = def.add_node();
+  n->set_name(name);
+  n->set_op("Const");
+  n->set_device(device);
+  TF_ASSIGN_OR_RETURN(proto::DataType dt, to_proto_dtype(value.dtype()));
+  (*n->mutable_attr())["dtype"].set_type(dt);
+  return tensor_to_proto(value, (*n->mutable_attr())["value"].mutable_tensor());
+}
+
+// The constant tensor that carries a tapeflow attr as a TensorFlow input.
+absl::StatusOr<Tensor> const_input_value(const AttrValue& value, std::string_view kind, DType out_dtype) {
+  using Ints = std::vector<int64_t>;
+  auto to_i32 = [](const Ints& v, const Shape& shape) {
+    std::vector<int32_t> w(v.begin(), v.end());
+    return Tensor(w, shape);
+  };
+  if (kind == "int" && std::holds_alternative<int64_t>(value)) return Tensor(static_cast<int32_t>(std::get<int64_t>(value)));
+  if (kind == "ints" && std::holds_alternative<Ints>(value)) {
+    const Ints& v = std::get<Ints>(value);
+    return to_i32(v, Shape{int64_t(v.size())});
+  }
+  if (kind == "pairs" && std::holds_alternative<Ints>(value)) {
+    const Ints& v = std::get<Ints>(value);
+    return to_i32(v, Shape{int64_t(v.size() / 2), 2});
+  }
+  if (kind == "shape" && std::holds_alternative<Shape>(value)) {
+    const Ints v = std::get<Shape>(value).as_vector();
+    return to_i32(v, Shape{int64_t(v.size())});
+  }
+  if (kind == "val" || kind == "num") {
+    double x = 0;
+    if (const double* d = std::get_if<double>(&value)) x = *d;
+    else if (const int64_t* i = std::get_if<int64_t>(&value)) x = static_cast<double>(*i);
+    else if (const bool* b = std::get_if<bool>(&value)) x = *b;
+    else return absl::InternalError("a scalar attr of another type");
+    Tensor out;
+    dispatch_dtype(out_dtype, [&]<typename T>() {
+      if (const int64_t* i = std::get_if<int64_t>(&value)) out = Tensor(static_cast<T>(*i));  // exact for int64
+      else out = Tensor(static_cast<T>(x));
+    });
+    return out;
+  }
+  return absl::InternalError(absl::StrCat("attr of kind ", natural_kind(value), " for a constant input of kind ",
+                                          absl::string_view(kind.data(), kind.size())));
+}
+
+// Writes one tapeflow attr as its TensorFlow attr; a double that float32 cannot hold exactly also
+// goes, bit for bit, into "_<name>_f64" so tapeflow reads it back unchanged.
+absl::Status put_attr(proto::NodeDef& n, const std::string& tf_name, const AttrValue& value, std::string_view kind) {
+  TF_ASSIGN_OR_RETURN(proto::AttrValue v, attr_to_proto(value, kind));
+  (*n.mutable_attr())[tf_name] = v;
+  if (const double* d = std::get_if<double>(&value); d && static_cast<double>(static_cast<float>(*d)) != *d)
+    (*n.mutable_attr())[absl::StrCat("_", tf_name, "_f64")].set_i(std::bit_cast<int64_t>(*d));
+  return absl::OkStatus();
+}
+
+absl::Status export_node(const GraphState& state, const Node& node, GraphDef& def,
+                         absl::flat_hash_set<std::string>& used) {
+  const OpDef& op = *node.op;
+  if (std::string_view(op.type) == "PartitionedCall")
+    return absl::UnimplementedError("calls of traced functions cannot be written: GraphDef function libraries are "
+                                    "not supported; export the concrete function's own graph instead");
+  const Form& form = form_of(op);
+  const std::string device = node.requested_device.to_string();
+  proto::NodeDef n;
+  n.set_name(node.name);
+  n.set_op(op.type);
+  n.set_device(device);
+  std::vector<std::string> inputs;
+  std::vector<int> control = node.control_inputs;
+  // Note [Variables in a GraphDef]: the handle, a control input here, is TensorFlow's input 0.
+  const bool variable_op = &op == &kReadVariableOp || &op == &kAssignVariableOp || &op == &kAssignAddVariableOp ||
+                           &op == &kAssignSubVariableOp;
+  if (variable_op) {
+    auto it = std::find_if(control.begin(), control.end(), [&](int c) { return state.node(c).op == &kVarHandleOp; });
+    if (it == control.end()) return absl::InternalError("a variable op without its VarHandleOp");
+    inputs.push_back(state.node(*it).name);
+    control.erase(it);
+  }
+  for (const TensorRef& r : node.inputs) inputs.push_back(tensor_name(state.node(r.node), r.index));
+  const DType out_dtype = node.outputs.empty() ? DType::kFloat32 : node.outputs[0].dtype;
+  for (const FormItem& f : form.items) {
+    using K = FormItem::Kind;
+    if (f.kind == K::kAttr) {
+      if (const AttrValue* v = node.attrs.find(f.name)) TF_RETURN_IF_ERROR(put_attr(n, f.tf_name, *v, f.value_kind));
+    } else if (f.kind == K::kInput) {
+      const AttrValue* v = node.attrs.find(f.name);
+      if (v == nullptr) return absl::InternalError(absl::StrCat("attr '", f.name, "' is missing"));
+      TF_ASSIGN_OR_RETURN(Tensor value, const_input_value(*v, f.value_kind, out_dtype));
+      const std::string name = fresh_name(used, absl::StrCat(node.name, "/", f.name));
+      TF_RETURN_IF_ERROR(add_const_node(def, name, value, device));
+      const size_t pos = f.position < 0 ? inputs.size() : static_cast<size_t>(f.position);
+      if (pos > inputs.size()) return absl::InternalError("a constant input position past the inputs");
+      inputs.insert(inputs.begin() + static_cast<std::ptrdiff_t>(pos), name);
+    } else if (f.kind == K::kTypeOf) {
+      const auto& specs = f.of_output ? node.outputs : OutputSpecs{};
+      DType dt;
+      if (f.of_output) {
+        if (f.index >= static_cast<int>(specs.size())) return absl::InternalError("type of a missing output");
+        dt = specs[f.index].dtype;
+      } else {
+        if (f.index >= static_cast<int>(node.inputs.size())) return absl::InternalError("type of a missing input");
+        dt = state.node(node.inputs[f.index].node).outputs[node.inputs[f.index].index].dtype;
+      }
+      TF_ASSIGN_OR_RETURN(proto::DataType p, to_proto_dtype(dt));
+      (*n.mutable_attr())[f.name].set_type(p);
+    } else if (f.kind == K::kCount) {
+      (*n.mutable_attr())[f.name].set_i(static_cast<int64_t>(node.inputs.size()));
+    } else if (f.kind == K::kFixed) {
+      (*n.mutable_attr())[f.name] = f.default_value;
+    }
+  }
+  for (const auto& [name, value] : node.attrs.items()) {  // tapeflow-only attrs, Note [GraphDef form]
+    if (form.lists(name)) continue;
+    TF_RETURN_IF_ERROR(put_attr(n, absl::StrCat("_", name), value, natural_kind(value)));
+  }
+  if (&op == &kConstOp) TF_RETURN_IF_ERROR(tensor_to_proto(node.value, (*n.mutable_attr())["value"].mutable_tensor()));
+  if (&op == &kVarHandleOp) (*n.mutable_attr())["shared_name"].set_s(node.name);
+  for (int c : control) inputs.push_back(absl::StrCat("^", state.node(c).name));
+  for (std::string& in : inputs) n.add_input(std::move(in));
+  *def.add_node() = std::move(n);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+GraphDef to_graph_def(const Graph& graph, std::source_location loc) {
+  const GraphState& state = *graph.state();
+  const std::vector<const Node*> nodes = state.snapshot();
+  absl::flat_hash_set<std::string> used;
+  for (const Node* n : nodes) used.insert(n->name);
+  GraphDef def;
+  def.mutable_versions()->set_producer(27);
+  def.mutable_versions()->set_min_consumer(12);
+  for (const Node* n : nodes) {
+    absl::Status s = export_node(state, *n, def, used);
+    if (!s.ok())
+      throw_status(absl::Status(s.code(), absl::StrCat("[to_graph_def] ", describe_node(*n), ": ", s.message())), loc);
+  }
+  return def;
+}
+
+// ---- formats and files ----
+
+namespace {
+
+class CollectErrors : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, int column, const std::string& message) override {
+    if (first_.empty()) first_ = absl::StrCat("line ", line + 1, ", column ", column + 1, ": ", message);
+  }
+  const std::string& first() const { return first_; }
+
+ private:
+  std::string first_;
+};
+
+}  // namespace
+
+std::string graph_def_to_text(const GraphDef& graph_def) {
+  std::string out;
+  google::protobuf::TextFormat::PrintToString(graph_def, &out);
+  return out;
+}
+
+GraphDef graph_def_from_text(std::string_view text, std::source_location loc) {
+  GraphDef def;
+  CollectErrors errors;
+  google::protobuf::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&errors);
+  if (!parser.ParseFromString(std::string(text), &def))
+    throw InvalidArgumentError(absl::StrCat("[graph_def_from_text] not a GraphDef in text format: ", errors.first()), loc);
+  return def;
+}
+
+std::string graph_def_to_binary(const GraphDef& graph_def) {
+  // Deterministic: attr maps in key order, so one graph always gives the same bytes.
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream stream(&out);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    graph_def.SerializeToCodedStream(&coded);
+  }
+  return out;
+}
+
+GraphDef graph_def_from_binary(std::string_view bytes, std::source_location loc) {
+  GraphDef def;
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+      !def.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    throw InvalidArgumentError(absl::StrCat("[graph_def_from_binary] ", bytes.size(),
+                                            " bytes are not a GraphDef in binary format"),
+                               loc);
+  return def;
+}
+
+namespace {
+bool is_text_path(const std::string& path) { return path.ends_with(".pbtxt") || path.ends_with(".pbtext"); }
+}  // namespace
+
+void write_graph_def(const GraphDef& graph_def, const std::string& path, std::source_location loc) {
+  const std::string bytes = is_text_path(path) ? graph_def_to_text(graph_def) : graph_def_to_binary(graph_def);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out) throw UnavailableError(absl::StrCat("[write_graph_def] cannot write '", path, "'"), loc);
+}
+
+GraphDef read_graph_def(const std::string& path, std::source_location loc) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw NotFoundError(absl::StrCat("[read_graph_def] cannot open '", path, "'"), loc);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string bytes = buffer.str();
+  try {
+    return is_text_path(path) ? graph_def_from_text(bytes, loc) : graph_def_from_binary(bytes, loc);
+  } catch (const Error& e) {
+    throw InvalidArgumentError(absl::StrCat("[read_graph_def] '", path, "': ", e.message()), loc);
+  }
+}
+
+}  // namespace tapeflow

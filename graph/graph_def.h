@@ -1,0 +1,160 @@
+// GraphDef: TensorFlow's serialized graph (proto/graph.proto, TensorFlow's field numbers), read
+// and written by pure functions, plus a thin file edge.
+//
+//   GraphDef def = to_graph_def(g);                        // tf.Graph.as_graph_def()
+//   write_graph_def(def, "/tmp/model.pbtxt");             // tf.io.write_graph(..., as_text=True)
+//
+//   Graph serving;
+//   auto scope = serving.as_default();
+//   Tensor images = placeholder(DType::kFloat32, {-1, 784}, "images");
+//   auto out = import_graph_def(read_graph_def("/tmp/model.pb"),
+//                               {{"x:0", images}}, {"logits:0", "train"});
+//   std::get<Tensor>(out[0]);                              // "import/logits:0"
+//
+// Nodes carry TensorFlow's op type names, attr names and attr types; how each tapeflow op maps
+// onto its TensorFlow node is stated on the op's own OpDef (OpDef::tf_form, Note [GraphDef
+// form]). Everything here is thread-safe in the way Graph is (an import adds its nodes one by one
+// once it has checked them all).
+//
+// Note [GraphDef form]
+// OpDef::tf_form is a space-separated list of items:
+//   name:kind[=default]          tapeflow attr `name`, TensorFlow attr of the same name; the
+//   name>tf_name:kind[=default]  default fills a TensorFlow node that leaves it out (TF does).
+//       kinds: int float bool type ints string shape, and hw: {h, w} written as {1, h, w, 1}.
+//   name@kind[#pos]              tapeflow attr that TensorFlow passes as a constant input, at
+//       TF input position pos (default: after the tensor inputs, in item order). kinds: int
+//       (int32 scalar), ints (int32 vector), pairs (int32 [n, 2]), shape (int32 vector from a
+//       Shape), val (a double as a scalar of output 0's dtype), num (the same, but int64 or bool
+//       when the dtype is: Fill's value, Range's bounds). Import reads them from Const nodes.
+//   X=in<k> | X=out<k>           TensorFlow type attr X: the dtype of tensor input / output k
+//                                (checked on import: a mismatch is an InvalidArgumentError).
+//   X=count                      X is the number of tensor inputs (ConcatV2's N).
+//   X=literal                    fixed TensorFlow attr (a dtype name, an integer, true/false,
+//                                [1,2], else a string); written, and checked when present.
+//   -name                        tapeflow attr not written: import derives it (Const's shape).
+// A null tf_form means "T=in0" for an op with inputs and nothing otherwise; "" means no attrs.
+// Tapeflow attrs the form does not list are written with a leading "_" (TensorFlow skips such
+// attrs when it validates a node) and read back, so tapeflow-only state round-trips. TensorFlow
+// attrs the form does not list are ignored on import (TF's defaults such as use_cudnn_on_gpu).
+//
+// Note [Variables in a GraphDef]
+// Variables are written in TensorFlow's resource form, as tapeflow holds them: "v" is a
+// VarHandleOp (dtype, shape, shared_name "v"), reads are ReadVariableOp(v), updates are
+// AssignVariableOp / AssignAddVariableOp / AssignSubVariableOp(v, value), and "v/Assign" is the
+// initializer; whether v is trainable travels as "_trainable" (TensorFlow keeps that in
+// collections, which a GraphDef does not carry; absent means trainable). In tapeflow the handle is a control input of the read and update nodes; in the
+// GraphDef it is their input 0. Import rebuilds one graph Variable per VarHandleOp, with its
+// initializer "v/Assign" (a VarHandleOp without one is a variable nobody initialises: it is
+// bound, but left out of the collections, and a run that reads it fails as uninitialised).
+// The ref form of TensorFlow 1.x (VariableV2 / Assign / Identity) is not read: freeze such
+// graphs first (convert_variables_to_constants) or save them with resource variables.
+#pragma once
+
+#include <map>
+#include <source_location>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "graph/graph.h"
+#include "proto/graph.pb.h"
+
+namespace tapeflow {
+
+using GraphDef = proto::GraphDef;
+
+// The graph's nodes in creation (topological) order, TensorFlow's versions set (producer 27,
+// min_consumer 12, what TensorFlow 1.15 writes). Throws UnimplementedError for a node TensorFlow's
+// format cannot carry (a call of a traced function: function libraries are not written).
+GraphDef to_graph_def(const Graph& graph, std::source_location loc = std::source_location::current());
+
+// What import_graph_def hands back for each return element.
+using ImportedElement = std::variant<Tensor, Operation>;
+
+// Adds graph_def's nodes to `graph` under the name scope `name` ("import", made unique as a
+// name scope: "import_1" the second time; "" imports under the nodes' own names), as
+// tf.import_graph_def does:
+// - input_map replaces tensors of graph_def ("x:0" or "x") by tensors of `graph` (a concrete
+//   tensor becomes a Const); the replaced node is still imported, its consumers read the map.
+// - return_elements: "node:index" names a tensor, "node" an operation, both as named in
+//   graph_def; answered in that order.
+// - a node whose name is taken in `graph` gets the next free "_1", "_2" name; requested devices
+//   are kept as written.
+// - control inputs "^x" become control dependencies.
+// Every problem (unknown op types, listed together; a missing or dangling input; a wrong input
+// count; an attr of the wrong type; a cycle; mismatched dtypes; input_map keys that graph_def
+// lacks) is a typed Error naming the node, thrown before `graph` changes: the graph is only
+// written once the whole import has been checked.
+std::vector<ImportedElement> import_graph_def(const Graph& graph, const GraphDef& graph_def,
+                                              const std::map<std::string, Tensor>& input_map = {},
+                                              const std::vector<std::string>& return_elements = {},
+                                              std::string_view name = "import",
+                                              std::source_location loc = std::source_location::current());
+// The same into the default graph (get_default_graph()).
+std::vector<ImportedElement> import_graph_def(const GraphDef& graph_def,
+                                              const std::map<std::string, Tensor>& input_map = {},
+                                              const std::vector<std::string>& return_elements = {},
+                                              std::string_view name = "import",
+                                              std::source_location loc = std::source_location::current());
+// A new graph holding graph_def's nodes under their own names.
+Graph graph_from_graph_def(const GraphDef& graph_def, std::source_location loc = std::source_location::current());
+
+// TensorFlow's text format (as TensorFlow prints it) and binary wire format. The readers throw
+// InvalidArgumentError with protobuf's line and column for malformed input.
+std::string graph_def_to_text(const GraphDef& graph_def);
+GraphDef graph_def_from_text(std::string_view text, std::source_location loc = std::source_location::current());
+std::string graph_def_to_binary(const GraphDef& graph_def);
+GraphDef graph_def_from_binary(std::string_view bytes, std::source_location loc = std::source_location::current());
+
+// The file edge: text for a path ending in ".pbtxt" or ".pbtext", binary otherwise. Not atomic.
+// NotFoundError / PermissionDeniedError-style failures surface as UnavailableError naming the path.
+void write_graph_def(const GraphDef& graph_def, const std::string& path,
+                     std::source_location loc = std::source_location::current());
+GraphDef read_graph_def(const std::string& path, std::source_location loc = std::source_location::current());
+
+// ---- shared by graph_def.cc (export, formats) and graph_def_import.cc ----
+namespace graph_def_internal {
+
+struct FormItem {
+  enum class Kind { kAttr, kInput, kTypeOf, kCount, kFixed, kDerived };
+  Kind kind = Kind::kAttr;
+  std::string name;     // tapeflow attr (kAttr, kInput, kDerived); TensorFlow attr otherwise
+  std::string tf_name;  // kAttr: TensorFlow's name
+  std::string value_kind;
+  bool has_default = false;
+  proto::AttrValue default_value;  // kAttr with a default; kFixed: the literal
+  int position = -1;               // kInput: TensorFlow input index, -1: appended
+  bool of_output = false;          // kTypeOf
+  int index = 0;                   // kTypeOf
+};
+struct Form {
+  std::vector<FormItem> items;
+  int num_const_inputs = 0;
+  bool lists(std::string_view tapeflow_attr) const;
+};
+// The parsed tf_form of `op` (cached). InternalError for a malformed form: a bug in the OpDef.
+const Form& form_of(const OpDef& op);
+
+absl::StatusOr<proto::DataType> to_proto_dtype(DType dtype);
+absl::StatusOr<DType> from_proto_dtype(proto::DataType dtype);
+void shape_to_proto(const Shape& shape, proto::TensorShapeProto* out);
+// Concrete tensor -> TensorProto: tensor_content above kTypedValLimit elements, typed *_val
+// fields below it, one *_val when every element is equal.
+absl::Status tensor_to_proto(const Tensor& tensor, proto::TensorProto* out);
+// TensorProto -> host tensor, TensorFlow's rules: tensor_content when present, else the typed
+// values, the last one repeated to fill the shape.
+absl::StatusOr<Tensor> tensor_from_proto(const proto::TensorProto& proto);
+inline constexpr int kTypedValLimit = 16;
+
+// tapeflow attr value -> TensorFlow AttrValue for a form kind, and back (InvalidArgument on a
+// type mismatch).
+absl::StatusOr<proto::AttrValue> attr_to_proto(const AttrValue& value, std::string_view kind);
+absl::StatusOr<AttrValue> attr_from_proto(const proto::AttrValue& value, std::string_view kind);
+// The natural kind of a tapeflow attr value ("int", "ints", ...), for "_"-prefixed attrs.
+std::string natural_kind(const AttrValue& value);
+std::string natural_kind(const proto::AttrValue& value);
+
+}  // namespace graph_def_internal
+
+}  // namespace tapeflow

@@ -1,0 +1,613 @@
+// GraphDef -> Graph: import_graph_def. Two phases (Note [Import commits at the end]).
+#include <algorithm>
+#include <bit>
+#include <deque>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/errors.h"
+#include "graph/graph_context.h"
+#include "graph/graph_def.h"
+#include "graph/graph_ops.h"
+
+namespace tapeflow {
+
+namespace {
+
+using namespace graph_def_internal;
+
+// Note [Import commits at the end]
+// The first phase plans every node (op, inputs, attrs, output specs from the op's own shape
+// function) without touching the graph, so every error surfaces while the graph is as it was.
+// The second phase only adds the planned nodes, binds the variables and cannot fail on input.
+// A TensorFlow primitive that tapeflow composes from others (Softmax, Mean, Relu until it has
+// an OpDef) plans several nodes; the last one carries the TensorFlow node's name.
+
+// A planned tensor: output `index` of planned node `node`, or (node == -1) a tensor of the
+// target graph given through input_map.
+struct Ref {
+  int node = -1;
+  int index = 0;
+  TensorRef outer;
+  TensorSpec spec;
+};
+
+struct Planned {
+  std::string name;
+  const OpDef* op = nullptr;
+  std::vector<Ref> inputs;
+  std::vector<int> control;
+  AttrMap attrs;
+  OutputSpecs outputs;
+  DeviceSpec device;
+  Tensor value;
+  int handle = -1;  // variable ops: the planned VarHandleOp
+};
+
+// TensorFlow op types that are another tapeflow op under the same semantics.
+const char* alias_of(std::string_view type) {
+  if (type == "AddV2") return "Add";
+  if (type == "RealDiv") return "Div";
+  if (type == "BiasAdd") return "Add";  // NHWC: the bias broadcasts over the last dimension
+  return nullptr;
+}
+bool is_composite(std::string_view type) {
+  return (type == "Relu" && find_any_op("Relu") == nullptr) || type == "Softmax" || type == "Mean";
+}
+
+bool valid_node_name(std::string_view name) {
+  if (name.empty()) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '.' ||
+                    (i > 0 && (c == '_' || c == '/' || c == '-' || c == '>'));
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// "x" -> ("x", 0), "x:2" -> ("x", 2).
+std::pair<std::string, int> split_tensor_name(std::string_view s) {
+  const size_t colon = s.rfind(':');
+  int index = 0;
+  if (colon != std::string_view::npos &&
+      absl::SimpleAtoi(absl::string_view(s.data() + colon + 1, s.size() - colon - 1), &index) && index >= 0)
+    return {std::string(s.substr(0, colon)), index};
+  return {std::string(s), 0};
+}
+
+class Importer {
+ public:
+  Importer(const Graph& graph, const GraphDef& def, const std::map<std::string, Tensor>& input_map)
+      : graph_(graph), def_(def), input_map_(input_map) {}
+
+  // Phase one: every check. Returns the first problem.
+  absl::Status plan(const std::vector<std::string>& return_elements);
+  // Phase two.
+  std::vector<ImportedElement> commit(std::string_view name, std::source_location loc);
+
+ private:
+  absl::Status index_nodes();
+  absl::Status check_op_types();
+  absl::StatusOr<std::vector<int>> topological_order();
+  absl::Status plan_node(int i);
+  absl::Status plan_generic(int i, const OpDef& op, const std::vector<Ref>& inputs, const std::vector<int>& control,
+                            const DeviceSpec& device);
+  absl::Status plan_composite(int i, const std::vector<Ref>& inputs, const std::vector<int>& control,
+                              const DeviceSpec& device);
+  absl::StatusOr<Ref> resolve(const std::string& input);
+  absl::StatusOr<AttrValue> const_input(const Ref& ref, const FormItem& item);
+  absl::StatusOr<int> add_planned(Planned p, std::vector<Ref> inputs);
+  Ref output_ref(int planned, int index) const {
+    return Ref{planned, index, {}, plan_[planned].outputs[index]};
+  }
+  absl::Status node_error(absl::StatusCode code, int i, absl::string_view message) const {
+    const proto::NodeDef& n = def_.node(i);
+    return absl::Status(code, absl::StrCat("[import_graph_def] node '", n.name(), "' (", n.op(), "): ", message));
+  }
+
+  Graph graph_;
+  const GraphDef& def_;
+  const std::map<std::string, Tensor>& input_map_;
+  absl::flat_hash_map<std::string, int> by_name_;  // GraphDef node name -> its index
+  std::vector<int> outputs_of_;                    // GraphDef node -> the planned node with its outputs
+  std::vector<Planned> plan_;
+  absl::flat_hash_map<std::string, Ref> mapped_;   // input_map keys, "x:0" form
+  std::vector<std::pair<bool, std::pair<int, int>>> returns_;  // (is tensor, (planned node, index))
+};
+
+absl::Status Importer::index_nodes() {
+  for (int i = 0; i < def_.node_size(); ++i) {
+    const std::string& name = def_.node(i).name();
+    if (!valid_node_name(name))
+      return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] node ", i, " has an invalid name '", name, "'"));
+    if (!by_name_.emplace(name, i).second)
+      return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] two nodes are named '", name, "'"));
+  }
+  outputs_of_.assign(def_.node_size(), -1);
+  return absl::OkStatus();
+}
+
+absl::Status Importer::check_op_types() {
+  std::map<std::string, std::vector<std::string>> unknown;  // sorted, so the message is stable
+  for (const proto::NodeDef& n : def_.node()) {
+    const char* alias = alias_of(n.op());
+    if (find_any_op(alias ? alias : n.op()) == nullptr && !is_composite(n.op())) unknown[n.op()].push_back(n.name());
+  }
+  if (unknown.empty()) return absl::OkStatus();
+  std::vector<std::string> parts;
+  for (const auto& [type, nodes] : unknown)
+    parts.push_back(absl::StrCat(type, " (", nodes.size() == 1 ? "node " : "nodes ", absl::StrJoin(nodes, ", "), ")"));
+  return absl::NotFoundError(absl::StrCat("[import_graph_def] the GraphDef uses op types tapeflow does not have: ",
+                                          absl::StrJoin(parts, "; ")));
+}
+
+absl::StatusOr<std::vector<int>> Importer::topological_order() {
+  const int n = def_.node_size();
+  std::vector<std::vector<int>> consumers(n);
+  std::vector<int> pending(n, 0);
+  for (int i = 0; i < n; ++i) {
+    bool seen_control = false;
+    for (const std::string& in : def_.node(i).input()) {
+      const bool control = !in.empty() && in[0] == '^';
+      if (!control && seen_control)
+        return node_error(absl::StatusCode::kInvalidArgument, i,
+                          absl::StrCat("data input '", in, "' follows a control input; control inputs come last"));
+      seen_control |= control;
+      const std::string src = control ? in.substr(1) : split_tensor_name(in).first;
+      auto it = by_name_.find(src);
+      if (it == by_name_.end())
+        return node_error(absl::StatusCode::kNotFound, i,
+                          absl::StrCat(control ? "control input '" : "input '", in, "' names no node of the GraphDef"));
+      consumers[it->second].push_back(i);
+      ++pending[i];
+    }
+  }
+  std::deque<int> ready;
+  for (int i = 0; i < n; ++i) if (pending[i] == 0) ready.push_back(i);
+  std::vector<int> order;
+  while (!ready.empty()) {
+    const int i = ready.front();
+    ready.pop_front();
+    order.push_back(i);
+    for (int c : consumers[i]) if (--pending[c] == 0) ready.push_back(c);
+  }
+  if (static_cast<int>(order.size()) != n) {
+    std::vector<std::string> stuck;
+    for (int i = 0; i < n; ++i) if (pending[i] > 0) stuck.push_back(def_.node(i).name());
+    return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] the GraphDef has a cycle; these nodes wait on "
+                                                   "each other: ", absl::StrJoin(stuck, ", ")));
+  }
+  return order;
+}
+
+absl::StatusOr<int> Importer::add_planned(Planned p, std::vector<Ref> inputs) {
+  std::vector<TensorSpec> specs;
+  for (const Ref& r : inputs) specs.push_back(r.spec);
+  InferenceContext ictx{p.op->api_name, specs, p.attrs};
+  absl::StatusOr<OutputSpecs> outs = p.op->infer(ictx);
+  if (!outs.ok()) return with_op_prefix(outs.status(), p.op->api_name);
+  p.outputs = *std::move(outs);
+  p.inputs = std::move(inputs);
+  plan_.push_back(std::move(p));
+  return static_cast<int>(plan_.size()) - 1;
+}
+
+absl::StatusOr<Ref> Importer::resolve(const std::string& input) {
+  auto [name, index] = split_tensor_name(input);
+  const std::string key = absl::StrCat(name, ":", index);
+  if (auto m = mapped_.find(key); m != mapped_.end()) return m->second;
+  const int planned = outputs_of_[by_name_.at(name)];
+  if (index >= static_cast<int>(plan_[planned].outputs.size()))
+    return absl::InvalidArgumentError(absl::StrCat("input '", input, "' names output ", index, " of node '", name,
+                                                   "', which has ", plan_[planned].outputs.size(), " output(s)"));
+  return output_ref(planned, index);
+}
+
+absl::StatusOr<AttrValue> Importer::const_input(const Ref& ref, const FormItem& item) {
+  const Planned* src = ref.node >= 0 ? &plan_[ref.node] : nullptr;
+  if (src == nullptr || src->op != &kConstOp)
+    return absl::UnimplementedError(absl::StrCat("the input that carries '", item.name,
+                                                 "' must be a Const node: tapeflow holds it as an attribute"));
+  const Tensor& t = src->value;
+  const bool integer = is_integer(t.dtype());
+  const int64_t n = t.num_elements();
+  auto ints = [&]() -> std::vector<int64_t> {
+    std::vector<int64_t> out;
+    dispatch_dtype(t.dtype(), [&]<typename T>() { for (T v : t.to_vector<T>()) out.push_back(static_cast<int64_t>(v)); });
+    return out;
+  };
+  const auto bad = [&](std::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat("the constant for '", item.name, "' must be ",
+                                                   absl::string_view(what.data(), what.size()), "; got ",
+                                                   dtype_name(t.dtype()), " of shape ", t.shape().to_string()));
+  };
+  const std::string& kind = item.value_kind;
+  if (kind == "int") {
+    if (!integer || n != 1) return bad("one integer");
+    return AttrValue(ints()[0]);
+  }
+  if (kind == "ints") {
+    if (!integer || t.shape().rank() > 1) return bad("an integer scalar or vector");
+    return AttrValue(ints());
+  }
+  if (kind == "pairs") {
+    if (!integer || t.shape().rank() != 2 || t.shape().dim(1) != 2) return bad("an integer [n, 2] matrix");
+    return AttrValue(ints());
+  }
+  if (kind == "shape") {
+    if (!integer || t.shape().rank() != 1) return bad("an integer vector");
+    return AttrValue(Shape(ints()));
+  }
+  if (n != 1) return bad("a scalar");
+  if (kind == "num" && integer) return AttrValue(ints()[0]);
+  if (kind == "num" && t.dtype() == DType::kBool) return AttrValue(t.to_vector<bool>()[0]);
+  double x = 0;
+  dispatch_dtype(t.dtype(), [&]<typename T>() { x = static_cast<double>(t.to_vector<T>()[0]); });
+  return AttrValue(x);
+}
+
+absl::Status Importer::plan(const std::vector<std::string>& return_elements) {
+  TF_RETURN_IF_ERROR(index_nodes());
+  TF_RETURN_IF_ERROR(check_op_types());
+  TF_ASSIGN_OR_RETURN(std::vector<int> order, topological_order());
+  std::vector<std::string> unused;
+  for (const auto& [key, tensor] : input_map_) {
+    auto [name, index] = split_tensor_name(key);
+    if (!by_name_.contains(name)) { unused.push_back(key); continue; }
+    if (!tensor.defined())
+      return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] input_map['", key, "'] is an empty tensor"));
+    Ref ref;
+    ref.spec = TensorSpec{tensor.dtype(), tensor.shape()};
+    if (tensor.is_symbolic()) {
+      if (tensor.symbolic().graph.get() != graph_.state().get())
+        return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] input_map['", key, "'] is tensor '",
+                                                       tensor.name(), "' of another graph"));
+      ref.outer = TensorRef{tensor.symbolic().node, tensor.symbolic().output};
+    } else {  // a concrete value: a Const in the graph
+      Planned c;
+      c.name = absl::StrCat(name, "/input_map_value");
+      c.op = &kConstOp;
+      c.value = tensor;
+      c.attrs = AttrMap{{"dtype", tensor.dtype()}, {"shape", tensor.shape()}};
+      TF_ASSIGN_OR_RETURN(int id, add_planned(std::move(c), {}));
+      ref = output_ref(id, 0);
+    }
+    mapped_[absl::StrCat(name, ":", index)] = ref;
+  }
+  if (!unused.empty())
+    return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] input_map names tensors the GraphDef does not "
+                                                   "have: ", absl::StrJoin(unused, ", ")));
+  for (int i : order) TF_RETURN_IF_ERROR(plan_node(i));
+  for (const std::string& r : return_elements) {
+    const bool is_tensor = r.find(':') != std::string::npos;
+    auto [name, index] = split_tensor_name(r);
+    auto it = by_name_.find(name);
+    if (it == by_name_.end())
+      return absl::NotFoundError(absl::StrCat("[import_graph_def] return element '", r, "' names no node of the GraphDef"));
+    const int planned = outputs_of_[it->second];
+    if (is_tensor && index >= static_cast<int>(plan_[planned].outputs.size()))
+      return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] return element '", r, "': node '", name,
+                                                     "' has ", plan_[planned].outputs.size(), " output(s)"));
+    returns_.push_back({is_tensor, {planned, index}});
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Importer::plan_node(int i) {
+  const proto::NodeDef& nd = def_.node(i);
+  auto fail = [&](const absl::Status& s) { return node_error(s.code(), i, s.message()); };
+  absl::StatusOr<DeviceSpec> device = DeviceSpec::parse(nd.device());
+  if (!device.ok()) return fail(device.status());
+  std::vector<std::string> data_inputs;
+  std::vector<int> control;
+  for (const std::string& in : nd.input()) {
+    if (!in.empty() && in[0] == '^') control.push_back(outputs_of_[by_name_.at(in.substr(1))]);
+    else data_inputs.push_back(in);
+  }
+  const char* alias = alias_of(nd.op());
+  if (is_composite(nd.op())) {
+    std::vector<Ref> inputs;
+    for (const std::string& in : data_inputs) {
+      absl::StatusOr<Ref> r = resolve(in);
+      if (!r.ok()) return fail(r.status());
+      inputs.push_back(*r);
+    }
+    absl::Status s = plan_composite(i, inputs, control, *device);
+    return s.ok() ? s : fail(s);
+  }
+  const OpDef& op = *find_any_op(alias ? alias : nd.op());
+  if (alias && std::string_view(nd.op()) == "BiasAdd")
+    if (auto it = nd.attr().find("data_format"); it != nd.attr().end() && it->second.s() != "NHWC")
+      return node_error(absl::StatusCode::kUnimplemented, i, "BiasAdd supports data_format NHWC only");
+  // Note [Variables in a GraphDef]: input 0 of a read or update is the variable's handle.
+  const bool variable_op = &op == &kReadVariableOp || &op == &kAssignVariableOp || &op == &kAssignAddVariableOp ||
+                           &op == &kAssignSubVariableOp;
+  int handle = -1;
+  if (variable_op) {
+    if (data_inputs.empty()) return node_error(absl::StatusCode::kInvalidArgument, i, "needs the variable's handle as input 0");
+    const int src = outputs_of_[by_name_.at(split_tensor_name(data_inputs[0]).first)];
+    if (plan_[src].op != &kVarHandleOp)
+      return node_error(absl::StatusCode::kInvalidArgument, i,
+                        absl::StrCat("input 0 '", data_inputs[0], "' must be a VarHandleOp, not a ", plan_[src].op->type));
+    handle = src;
+    control.push_back(src);
+    data_inputs.erase(data_inputs.begin());
+  }
+  std::vector<Ref> refs;
+  for (const std::string& in : data_inputs) {
+    absl::StatusOr<Ref> r = resolve(in);
+    if (!r.ok()) return fail(r.status());
+    refs.push_back(*r);
+  }
+  Planned p;
+  p.name = nd.name();
+  p.op = &op;
+  p.control = control;
+  p.device = *device;
+  p.handle = handle;
+  const Form& form = form_of(op);
+  // Which TensorFlow inputs are tensors and which carry attrs (Note [GraphDef form]).
+  const int num_tensors = static_cast<int>(refs.size()) - form.num_const_inputs;
+  if ((op.num_inputs >= 0 && num_tensors != op.num_inputs) || (op.num_inputs < 0 && num_tensors < 1))
+    return node_error(absl::StatusCode::kInvalidArgument, i,
+                      absl::StrCat("expects ", op.num_inputs >= 0 ? absl::StrCat(op.num_inputs) : "at least 1",
+                                   variable_op ? " value input(s) after the handle" : " input(s)",
+                                   form.num_const_inputs ? absl::StrCat(" and ", form.num_const_inputs, " constant(s)") : "",
+                                   "; got ", refs.size()));
+  std::vector<int> layout(static_cast<size_t>(num_tensors), -1);  // -1: a tensor input; else a form item
+  for (int k = 0; k < static_cast<int>(form.items.size()); ++k) {
+    const FormItem& f = form.items[k];
+    if (f.kind != FormItem::Kind::kInput) continue;
+    const size_t pos = f.position < 0 ? layout.size() : std::min(layout.size(), static_cast<size_t>(f.position));
+    layout.insert(layout.begin() + static_cast<std::ptrdiff_t>(pos), k);
+  }
+  std::vector<Ref> tensors;
+  for (size_t k = 0; k < layout.size(); ++k) {
+    if (layout[k] < 0) { tensors.push_back(refs[k]); continue; }
+    const FormItem& f = form.items[layout[k]];
+    absl::StatusOr<AttrValue> v = const_input(refs[k], f);
+    if (!v.ok()) return fail(v.status());
+    p.attrs.set(f.name, *std::move(v));
+  }
+  const auto& attrs = nd.attr();
+  for (const FormItem& f : form.items) {
+    if (f.kind != FormItem::Kind::kAttr) continue;
+    auto it = attrs.find(f.tf_name);
+    if (it == attrs.end() && !f.has_default)
+      return node_error(absl::StatusCode::kInvalidArgument, i, absl::StrCat("attr '", f.tf_name, "' is missing"));
+    absl::StatusOr<AttrValue> v = attr_from_proto(it == attrs.end() ? f.default_value : it->second, f.value_kind);
+    if (!v.ok()) return node_error(v.status().code(), i, absl::StrCat("attr '", f.tf_name, "' ", v.status().message()));
+    if (auto bits = attrs.find(absl::StrCat("_", f.tf_name, "_f64")); bits != attrs.end() && f.value_kind == "float")
+      v = AttrValue(std::bit_cast<double>(static_cast<int64_t>(bits->second.i())));
+    p.attrs.set(f.name, *std::move(v));
+  }
+  for (const auto& [key, value] : attrs) {  // tapeflow-only attrs
+    if (key.size() < 2 || key[0] != '_' || key.ends_with("_f64") || form.lists(key.substr(1))) continue;
+    const std::string kind = natural_kind(value);
+    if (kind.empty()) continue;
+    absl::StatusOr<AttrValue> v = attr_from_proto(value, kind);
+    if (v.ok()) p.attrs.set(key.substr(1), *std::move(v));
+  }
+  for (const FormItem& f : form.items) {  // fixed attrs TensorFlow may set otherwise
+    if (f.kind != FormItem::Kind::kFixed) continue;
+    auto it = attrs.find(f.name);
+    if (it != attrs.end() && it->second.SerializeAsString() != f.default_value.SerializeAsString())
+      return node_error(absl::StatusCode::kUnimplemented, i,
+                        absl::StrCat("attr '", f.name, "' = ", it->second.ShortDebugString(),
+                                     " is not supported; tapeflow supports ", f.default_value.ShortDebugString()));
+  }
+  // Op-specific parts: the Const's value, the shape a variable op takes from its handle.
+  if (&op == &kConstOp) {
+    auto it = attrs.find("value");
+    if (it == attrs.end() || !it->second.has_tensor()) return node_error(absl::StatusCode::kInvalidArgument, i, "attr 'value' (a tensor) is missing");
+    absl::StatusOr<Tensor> value = tensor_from_proto(it->second.tensor());
+    if (!value.ok()) return node_error(value.status().code(), i, absl::StrCat("attr 'value': ", value.status().message()));
+    if (value->dtype() != p.attrs.get<DType>("dtype"))
+      return node_error(absl::StatusCode::kInvalidArgument, i,
+                        absl::StrCat("attr 'dtype' is ", dtype_name(p.attrs.get<DType>("dtype")), " but the value is ",
+                                     dtype_name(value->dtype())));
+    p.attrs.set("shape", value->shape());
+    p.value = *std::move(value);
+  }
+  if (variable_op) {
+    const DType var_dtype = plan_[handle].attrs.get<DType>("dtype");
+    if (p.attrs.get<DType>("dtype") != var_dtype || (!tensors.empty() && tensors[0].spec.dtype != var_dtype))
+      return node_error(absl::StatusCode::kInvalidArgument, i,
+                        absl::StrCat("variable '", def_.node(i).input(0), "' holds ", dtype_name(var_dtype),
+                                     "; this node has dtype ", dtype_name(p.attrs.get<DType>("dtype")),
+                                     tensors.empty() ? "" : absl::StrCat(" and a value of ", dtype_name(tensors[0].spec.dtype))));
+    p.attrs.set("shape", plan_[handle].attrs.get<Shape>("shape"));
+  }
+  if (&op == &kVarHandleOp && !p.attrs.get<Shape>("shape").is_fully_defined())
+    return node_error(absl::StatusCode::kInvalidArgument, i, "a variable's shape must be fully defined");
+  absl::StatusOr<int> id = add_planned(std::move(p), tensors);
+  if (!id.ok()) return fail(id.status());
+  // Type attrs must agree with the tensors (a Const feeding an Add of another T, ...).
+  const Planned& done = plan_[*id];
+  for (const FormItem& f : form.items) {
+    auto it = attrs.find(f.name);
+    if (it == attrs.end()) continue;
+    if (f.kind == FormItem::Kind::kCount && it->second.i() != static_cast<int64_t>(tensors.size()))
+      return node_error(absl::StatusCode::kInvalidArgument, i,
+                        absl::StrCat("attr '", f.name, "' is ", it->second.i(), " but the node has ", tensors.size(), " inputs"));
+    if (f.kind != FormItem::Kind::kTypeOf) continue;
+    const bool have = f.of_output ? f.index < static_cast<int>(done.outputs.size()) : f.index < static_cast<int>(tensors.size());
+    if (!have) continue;
+    const DType actual = f.of_output ? done.outputs[f.index].dtype : tensors[f.index].spec.dtype;
+    absl::StatusOr<DType> declared = it->second.has_type() ? from_proto_dtype(it->second.type())
+                                                           : absl::InvalidArgumentError("not a type");
+    if (!declared.ok() || *declared != actual)
+      return node_error(absl::StatusCode::kInvalidArgument, i,
+                        absl::StrCat("attr '", f.name, "' says ",
+                                     declared.ok() ? dtype_name(*declared) : it->second.ShortDebugString().c_str(),
+                                     " but ", f.of_output ? "output " : "input ", f.index, " is ", dtype_name(actual)));
+  }
+  outputs_of_[i] = *id;
+  return absl::OkStatus();
+}
+
+absl::Status Importer::plan_composite(int i, const std::vector<Ref>& inputs, const std::vector<int>& control,
+                                      const DeviceSpec& device) {
+  const proto::NodeDef& nd = def_.node(i);
+  const std::string& type = nd.op();
+  const size_t want = type == "Mean" ? 2 : 1;
+  if (inputs.size() != want)
+    return absl::InvalidArgumentError(absl::StrCat("expects ", want, " input(s); got ", inputs.size()));
+  const Ref& x = inputs[0];
+  const int rank = x.spec.shape.rank();
+  auto op = [](const char* t) -> const OpDef& { return *find_any_op(t); };
+  auto node = [&](std::string name, const OpDef& o, std::vector<Ref> in, AttrMap attrs = {}) -> absl::StatusOr<Ref> {
+    Planned p;
+    p.name = std::move(name);
+    p.op = &o;
+    p.attrs = std::move(attrs);
+    p.device = device;
+    TF_ASSIGN_OR_RETURN(int id, add_planned(std::move(p), std::move(in)));
+    return output_ref(id, 0);
+  };
+  auto scalar = [&](std::string name, double v) -> absl::StatusOr<Ref> {
+    Tensor t;
+    dispatch_dtype(x.spec.dtype, [&]<typename T>() { t = Tensor(static_cast<T>(v)); });
+    Planned p;
+    p.name = std::move(name);
+    p.op = &kConstOp;
+    p.device = device;
+    p.value = t;
+    p.attrs = AttrMap{{"dtype", t.dtype()}, {"shape", t.shape()}};
+    TF_ASSIGN_OR_RETURN(int id, add_planned(std::move(p), {}));
+    return output_ref(id, 0);
+  };
+  const std::string& n = nd.name();
+  Ref out;
+  if (type == "Relu") {
+    TF_ASSIGN_OR_RETURN(Ref zero, scalar(n + "/zero", 0));
+    TF_ASSIGN_OR_RETURN(out, node(n, op("Maximum"), {x, zero}));
+  } else if (type == "Softmax") {  // exp(x - max) / sum(exp(x - max)) over the last axis
+    if (rank < 1) return absl::InvalidArgumentError("Softmax needs an input of rank >= 1");
+    const AttrMap last{{"axes", std::vector<int64_t>{rank - 1}}, {"keep_dims", true}};
+    TF_ASSIGN_OR_RETURN(Ref m, node(n + "/Max", op("Max"), {x}, last));
+    TF_ASSIGN_OR_RETURN(Ref d, node(n + "/sub", op("Sub"), {x, m}));
+    TF_ASSIGN_OR_RETURN(Ref e, node(n + "/Exp", op("Exp"), {d}));
+    TF_ASSIGN_OR_RETURN(Ref s, node(n + "/Sum", op("Sum"), {e}, last));
+    TF_ASSIGN_OR_RETURN(out, node(n, op("Div"), {e, s}));
+  } else {  // Mean: Sum / count; the reduced dimensions must be known
+    FormItem axes_item;
+    axes_item.kind = FormItem::Kind::kInput;
+    axes_item.name = "reduction_indices";
+    axes_item.value_kind = "ints";
+    TF_ASSIGN_OR_RETURN(AttrValue axes_attr, const_input(inputs[1], axes_item));
+    std::vector<int64_t> axes;
+    int64_t count = 1;
+    for (int64_t a : std::get<std::vector<int64_t>>(axes_attr)) {
+      TF_ASSIGN_OR_RETURN(int axis, normalize_axis(a, rank));
+      if (x.spec.shape.dim(axis) < 0) return absl::UnimplementedError("Mean over a dimension of unknown size");
+      count *= x.spec.shape.dim(axis);
+      axes.push_back(axis);
+    }
+    std::sort(axes.begin(), axes.end());
+    axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+    bool keep = false;
+    if (auto it = nd.attr().find("keep_dims"); it != nd.attr().end()) keep = it->second.b();
+    TF_ASSIGN_OR_RETURN(Ref s, node(n + "/Sum", op("Sum"), {x}, AttrMap{{"axes", axes}, {"keep_dims", keep}}));
+    TF_ASSIGN_OR_RETURN(Ref c, scalar(n + "/count", static_cast<double>(count)));
+    TF_ASSIGN_OR_RETURN(out, node(n, op("Div"), {s, c}));
+  }
+  plan_[out.node].control = control;
+  outputs_of_[i] = out.node;
+  return absl::OkStatus();
+}
+
+// Binds an imported VarHandleOp to a new graph Variable: the Variable constructor asks its
+// context to create the nodes, and this context answers with the ones already imported.
+class BindVariableContext final : public GraphBuildingContext {
+ public:
+  BindVariableContext(Graph graph, GraphVariableInfo info) : GraphBuildingContext(std::move(graph), nullptr), info_(info) {}
+  GraphVariableInfo create_variable(const Variable&, const Tensor&, std::source_location) override { return info_; }
+
+ private:
+  GraphVariableInfo info_;
+};
+
+std::vector<ImportedElement> Importer::commit(std::string_view name, std::source_location loc) {
+  GraphState& state = *graph_.state();
+  const std::string prefix = name.empty() ? std::string() : state.unique_name(name);
+  std::vector<int> ids(plan_.size(), -1);
+  for (size_t k = 0; k < plan_.size(); ++k) {
+    Planned& p = plan_[k];
+    Node node;
+    node.name = state.unique_name(prefix.empty() ? p.name : absl::StrCat(prefix, "/", p.name));
+    node.op = p.op;
+    for (const Ref& r : p.inputs) node.inputs.push_back(r.node < 0 ? r.outer : TensorRef{ids[r.node], r.index});
+    for (int c : p.control) node.control_inputs.push_back(ids[c]);
+    std::sort(node.control_inputs.begin(), node.control_inputs.end());
+    node.control_inputs.erase(std::unique(node.control_inputs.begin(), node.control_inputs.end()), node.control_inputs.end());
+    node.attrs = std::move(p.attrs);
+    node.outputs = p.outputs;
+    node.requested_device = p.device;
+    node.loc = loc;
+    node.value = p.value;
+    ids[k] = state.add_node(std::move(node));
+  }
+  for (size_t k = 0; k < plan_.size(); ++k) {
+    if (plan_[k].op != &kVarHandleOp) continue;
+    int init = -1;
+    for (size_t a = 0; a < plan_.size(); ++a)
+      if (plan_[a].op == &kAssignVariableOp && plan_[a].handle == static_cast<int>(k) &&
+          plan_[a].name == plan_[k].name + "/Assign")
+        init = static_cast<int>(a);
+    const Node& handle = state.node(ids[k]);
+    const DType dtype = handle.attrs.get<DType>("dtype");
+    const Shape shape = handle.attrs.get<Shape>("shape");
+    Tensor initial = init >= 0 ? state.tensor(state.node(ids[init]).inputs[0]) : Tensor::from_host(dtype, shape, nullptr);
+    const bool trainable = handle.attrs.get_or<bool>("trainable", true);
+    GraphVariableInfo info{graph_.state(), ids[k], init >= 0 ? ids[init] : -1};
+    BindVariableContext ctx(graph_, info);
+    std::optional<Variable> variable;
+    {
+      ContextGuard guard(&ctx);
+      variable.emplace(initial, handle.name, trainable, loc);
+    }
+    state.mutable_node(ids[k]).variable = *variable;
+    for (size_t a = 0; a < plan_.size(); ++a)
+      if (plan_[a].handle == static_cast<int>(k)) state.mutable_node(ids[a]).variable = *variable;
+    if (init < 0) continue;  // Note [Variables in a GraphDef]: nobody initialises it
+    state.add_variable(variable->id(), {ids[k], ids[init]});
+    graph_.add_to_collection(GraphKeys::kGlobalVariables, *variable);
+    if (trainable) graph_.add_to_collection(GraphKeys::kTrainableVariables, *variable);
+  }
+  std::vector<ImportedElement> out;
+  for (const auto& [is_tensor, where] : returns_) {
+    if (is_tensor) out.emplace_back(state.tensor({ids[where.first], where.second}));
+    else out.emplace_back(Operation(graph_.state(), ids[where.first]));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<ImportedElement> import_graph_def(const Graph& graph, const GraphDef& graph_def,
+                                              const std::map<std::string, Tensor>& input_map,
+                                              const std::vector<std::string>& return_elements, std::string_view name,
+                                              std::source_location loc) {
+  Importer importer(graph, graph_def, input_map);
+  throw_if_error(importer.plan(return_elements), loc);
+  return importer.commit(name, loc);
+}
+
+std::vector<ImportedElement> import_graph_def(const GraphDef& graph_def, const std::map<std::string, Tensor>& input_map,
+                                              const std::vector<std::string>& return_elements, std::string_view name,
+                                              std::source_location loc) {
+  return import_graph_def(get_default_graph(), graph_def, input_map, return_elements, name, loc);
+}
+
+Graph graph_from_graph_def(const GraphDef& graph_def, std::source_location loc) {
+  Graph graph;
+  import_graph_def(graph, graph_def, {}, {}, "", loc);
+  return graph;
+}
+
+}  // namespace tapeflow
