@@ -58,14 +58,16 @@ TF_ACTIVATION_OP(kElu, "Elu", "elu", 1, floating_shape)
 TF_ACTIVATION_OP(kSelu, "Selu", "selu", 1, floating_shape)
 TF_ACTIVATION_OP(kSoftplus, "Softplus", "softplus", 1, floating_shape)
 TF_ACTIVATION_OP(kSoftsign, "Softsign", "softsign", 1, floating_shape)
-TF_ACTIVATION_OP(kLeakyRelu, "LeakyRelu", "leaky_relu", 1, floating_shape)
+OpDef kLeakyRelu{.type = "LeakyRelu", .api_name = "leaky_relu", .num_inputs = 1, .infer = floating_shape,
+                 .elementwise = true, .tf_form = "T=in0 alpha:float=0.2"};
 TF_ACTIVATION_OP(kReluGrad, "ReluGrad", "relu_grad", 2, numeric_grad_shape)
 TF_ACTIVATION_OP(kRelu6Grad, "Relu6Grad", "relu6_grad", 2, numeric_grad_shape)
 TF_ACTIVATION_OP(kEluGrad, "EluGrad", "elu_grad", 2, floating_output_grad_shape)
 TF_ACTIVATION_OP(kSeluGrad, "SeluGrad", "selu_grad", 2, floating_output_grad_shape)
 TF_ACTIVATION_OP(kSoftplusGrad, "SoftplusGrad", "softplus_grad", 2, floating_grad_shape)
 TF_ACTIVATION_OP(kSoftsignGrad, "SoftsignGrad", "softsign_grad", 2, floating_grad_shape)
-TF_ACTIVATION_OP(kLeakyReluGrad, "LeakyReluGrad", "leaky_relu_grad", 2, floating_grad_shape)
+OpDef kLeakyReluGrad{.type = "LeakyReluGrad", .api_name = "leaky_relu_grad", .num_inputs = 2,
+                     .infer = floating_grad_shape, .elementwise = true, .tf_form = "T=in0 alpha:float=0.2"};
 TF_ACTIVATION_OP(kSigmoidGrad, "SigmoidGrad", "sigmoid_grad", 2, y_dy_shape)
 TF_ACTIVATION_OP(kTanhGrad, "TanhGrad", "tanh_grad", 2, y_dy_shape)
 #undef TF_ACTIVATION_OP

@@ -611,3 +611,36 @@ TEST(GraphDefFileTest, WritesAndReadsTextAndBinaryFiles) {
 
 }  // namespace
 }  // namespace tapeflow
+
+namespace tapeflow {
+namespace {
+// Relu and friends are TensorFlow's primitives on both sides: written as TF writes them, and
+// a TF graph's Relu, Relu6, LeakyRelu (with its alpha) and ReluGrad import as those ops.
+TEST(GraphDefActivationTest, ActivationsTravelAsTensorflowsPrimitives) {
+  Graph g;
+  Tensor x, y, dx;
+  {
+    auto scope = g.as_default();
+    x = placeholder(DType::kFloat32, {-1, 3}, "x");
+    y = leaky_relu(relu6(relu(x) - 1.f), 0.1);
+    dx = gradients({reduce_sum(y)}, {x})[0];
+  }
+  const GraphDef def = to_graph_def(g);
+  std::vector<std::string> ops;
+  for (const auto& n : def.node()) ops.push_back(n.op());
+  for (const char* op : {"Relu", "Relu6", "LeakyRelu", "ReluGrad", "Relu6Grad", "LeakyReluGrad"})
+    EXPECT_THAT(ops, ::testing::Contains(std::string(op)));
+  for (const auto& n : def.node()) {
+    if (n.op() == "LeakyRelu") EXPECT_FLOAT_EQ(n.attr().at("alpha").f(), 0.1f);
+  }
+
+  Graph back = graph_from_graph_def(graph_def_from_binary(graph_def_to_binary(def)));
+  Session a(g), b(back);
+  const Tensor xv({{-2.f, 0.5f, 9.f}, {1.5f, 3.f, 0.f}});
+  const Tensor bx = back.get_tensor_by_name("x:0");
+  EXPECT_EQ(values(a.run(y, {{x, xv}})), values(b.run(back.get_tensor_by_name(y.name()), {{bx, xv}})));
+  EXPECT_EQ(values(a.run(dx, {{x, xv}})), values(b.run(back.get_tensor_by_name(dx.name()), {{bx, xv}})));
+  EXPECT_EQ(values(a.run(y, {{x, xv}})), values(leaky_relu(relu6(relu(xv) - 1.f), 0.1)));
+}
+}  // namespace
+}  // namespace tapeflow
