@@ -44,6 +44,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -68,6 +69,10 @@ class Saver {
   // (rename them with the map form) or an empty list.
   explicit Saver(const std::vector<Variable>& var_list, SaverOptions options = {},
                  std::source_location loc = std::source_location::current());
+  // Saver({w, b}): without it the braces could also mean a map's iterator pair.
+  Saver(std::initializer_list<Variable> var_list, SaverOptions options = {},
+        std::source_location loc = std::source_location::current())
+      : Saver(std::vector<Variable>(var_list), options, loc) {}
   // Keys chosen by the caller: checkpoint key -> variable.
   explicit Saver(const std::map<std::string, Variable>& var_map, SaverOptions options = {},
                  std::source_location loc = std::source_location::current());
