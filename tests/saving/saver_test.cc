@@ -217,6 +217,12 @@ TEST_F(SaverTest, GraphVariablesLiveInTheirSession) {
   Saver({ew, eb}).restore(path);
   EXPECT_EQ(ew.read().to_vector<float>(), (std::vector<float>{1, 2, 3}));
 
+  // Session's own checks: dtype and shape, and only variables of its graph.
+  EXPECT_THAT(error_of([&] { sess.set_variable_values({{*b, Tensor(int64_t{1})}, {*w, Tensor(1.0)}}); }),
+              AllOf(HasSubstr("[Session.set_variable_values] variable 'w'"), HasSubstr("float64")));
+  EXPECT_EQ(sess.run(*b).item<int64_t>(), 5);  // nothing set (5: restored from the eager checkpoint)
+  EXPECT_THAT(error_of([&] { sess.variable_values({ew}); }), HasSubstr("eager variable"));
+
   // A graph variable of another session's graph is rejected before anything changes.
   Session other(Graph{});
   EXPECT_THAT(error_of([&] { saver.restore(other, path); }), HasSubstr("not a variable of this session's graph"));
