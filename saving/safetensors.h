@@ -55,7 +55,7 @@ struct SafetensorsEntry {
   SafetensorsDType dtype = SafetensorsDType::kF32;
   std::vector<int64_t> shape;
   std::span<const std::byte> data;
-  bool checksummed = false;  // a "crc32c:<name>" entry was present (and matched)
+  bool checksummed = false;  // a "crc32c:<name>" entry was present (and matched, when verified)
 };
 
 struct SafetensorsFile {
@@ -80,6 +80,8 @@ std::string encode_safetensors(const NamedTensors& tensors, const SafetensorsMet
 
 // What encode_safetensors writes, split so that a file writer can stream the tensor bytes
 // straight from their storage instead of building one large string (saving/file_io.h).
+// `chunks` point into the tensors' own storage (host devices) or into `staged`: keep the
+// tensors and the plan alive while writing.
 struct SafetensorsPlan {
   std::string head;                          // the 8-byte length and the padded header
   std::vector<std::span<const std::byte>> chunks;  // each tensor's bytes, in file order
