@@ -99,6 +99,15 @@ void Saver::add_optimizer(nn::Optimizer& optimizer) {
     optimizers_.push_back(&optimizer);
 }
 
+void Saver::recover_last_checkpoints(const std::vector<std::string>& paths) {
+  std::lock_guard lock(mu_);
+  for (const std::string& p : paths) {
+    if (!file_exists(p)) continue;
+    std::erase(last_checkpoints_, p);
+    last_checkpoints_.push_back(p);
+  }
+}
+
 std::vector<std::string> Saver::last_checkpoints() const {
   std::lock_guard lock(mu_);
   return last_checkpoints_;

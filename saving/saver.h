@@ -95,6 +95,10 @@ class Saver {
   void restore(Session& session, const std::string& path,
                std::source_location loc = std::source_location::current());
 
+  // TensorFlow's recover_last_checkpoints: adopts `paths` (oldest first, e.g. the checkpoints a
+  // previous process kept) as if this Saver had written them, so that max_to_keep counts and
+  // deletes them too. Paths whose files no longer exist are dropped.
+  void recover_last_checkpoints(const std::vector<std::string>& paths);
   // The checkpoints this Saver wrote and keeps, oldest first.
   std::vector<std::string> last_checkpoints() const;
   // The checkpoint keys this Saver reads and writes (slots and counters included), sorted.

@@ -120,6 +120,12 @@ TEST_F(SaverTest, MaxToKeepDeletesTheOldestAndTheIndexFollows) {
   EXPECT_EQ(latest_checkpoint(dir), dir + "/model-3.safetensors");
   EXPECT_EQ(saver.last_checkpoints().size(), 2u);
 
+  // A later process adopts what an earlier one kept, so max_to_keep still bounds the total.
+  Saver next_run({w}, SaverOptions{.max_to_keep = 2});
+  next_run.recover_last_checkpoints(saver.last_checkpoints());
+  next_run.save(dir + "/model", 5);
+  EXPECT_THAT(list_dir(dir), ElementsAre("checkpoint", "model-3.safetensors", "model-5.safetensors"));
+
   Saver keep_all({w}, SaverOptions{.max_to_keep = 0});
   for (int step = 10; step < 17; ++step) keep_all.save(dir + "/all", step);
   EXPECT_EQ(keep_all.last_checkpoints().size(), 7u);
