@@ -189,6 +189,51 @@ void Session::close() {
   state_->variables.clear();
 }
 
+namespace {
+void check_session_variable(const Graph& graph, const Variable& v, const char* api, std::source_location loc) {
+  const GraphVariableInfo* info = v.graph_info();
+  if (info == nullptr || info->graph.lock().get() != graph.state().get())
+    throw InvalidArgumentError(absl::StrCat("[Session.", api, "] variable '", v.name(), "' is not a variable of ",
+                                            "this session's graph", info == nullptr ? " (it is an eager variable)" : ""),
+                               loc);
+}
+}  // namespace
+
+std::vector<Tensor> Session::variable_values(const std::vector<Variable>& variables, std::source_location loc) const {
+  for (const Variable& v : variables) check_session_variable(graph_, v, "variable_values", loc);
+  if (closed()) throw FailedPreconditionError("[Session.variable_values] the session is closed", loc);
+  std::vector<Tensor> out;
+  std::lock_guard<std::mutex> lock(state_->mu);
+  for (const Variable& v : variables) {
+    const auto it = state_->variables.find(v.id());
+    if (it == state_->variables.end())
+      throw FailedPreconditionError(absl::StrCat("[Session.variable_values] Attempting to use uninitialized value ",
+                                                 v.name(), " (created at ", format_location(v.created_at()), ")"),
+                                    loc);
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+void Session::set_variable_values(const std::vector<std::pair<Variable, Tensor>>& values, std::source_location loc) {
+  for (const auto& [v, t] : values) {
+    check_session_variable(graph_, v, "set_variable_values", loc);
+    if (!t.defined() || t.is_symbolic())
+      throw InvalidArgumentError(absl::StrCat("[Session.set_variable_values] the value for variable '", v.name(),
+                                              "' is not a concrete tensor"),
+                                 loc);
+    if (t.dtype() != v.dtype() || !t.shape().is_fully_defined() || !v.shape().is_compatible_with(t.shape()))
+      throw InvalidArgumentError(absl::StrCat("[Session.set_variable_values] variable '", v.name(), "' has dtype ",
+                                              dtype_name(v.dtype()), " and shape ", v.shape().to_string(),
+                                              "; the value has dtype ", dtype_name(t.dtype()), " and shape ",
+                                              t.shape().to_string()),
+                                 loc);
+  }
+  if (closed()) throw FailedPreconditionError("[Session.set_variable_values] the session is closed", loc);
+  std::lock_guard<std::mutex> lock(state_->mu);
+  for (const auto& [v, t] : values) state_->variables[v.id()] = t;
+}
+
 bool Session::closed() const {
   std::lock_guard<std::mutex> lock(mu_);
   return closed_;

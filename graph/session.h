@@ -81,6 +81,18 @@ class Session {
   Tensor run(const Fetch& fetch, const FeedList& feeds, const RunOptions& options, RunMetadata* metadata,
              std::source_location loc = std::source_location::current());
 
+  // The session's values of graph variables (the variables' state lives per Session), read or
+  // written directly, without adding read or assign nodes to the graph: what a Saver needs.
+  // Each variable must be a variable of this session's graph (InvalidArgumentError otherwise);
+  // reading an uninitialized one, or using a closed session, is a FailedPreconditionError.
+  // set_variable_values checks every pair first (each value concrete, with its variable's dtype
+  // and shape) and then sets them all under one lock: all change or none, and a concurrent run
+  // sees all the old values or all the new ones.
+  std::vector<Tensor> variable_values(const std::vector<Variable>& variables,
+                                      std::source_location loc = std::source_location::current()) const;
+  void set_variable_values(const std::vector<std::pair<Variable, Tensor>>& values,
+                           std::source_location loc = std::source_location::current());
+
   // Releases variable values and plans; later runs throw FailedPreconditionError.
   void close();
   bool closed() const;

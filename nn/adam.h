@@ -29,6 +29,8 @@ class Adam : public Optimizer {
   double beta_2() const { return beta_2_; }
   double epsilon() const { return epsilon_; }
 
+  std::vector<std::string> slot_names() const override { return {"m", "v"}; }
+
  protected:
   void update_step(const Tensor& gradient, Variable& var, const Step& step) override;
 

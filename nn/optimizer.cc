@@ -123,6 +123,20 @@ std::vector<Variable> Optimizer::variables() const {
   return slot_order_;
 }
 
+void Optimizer::build(const std::vector<Variable>& var_list) {
+  const std::vector<std::string> names = slot_names();
+  std::lock_guard lock(mu_);
+  for (const Variable& var : var_list)
+    for (const std::string& name : names) slot(var, name);
+}
+
+void Optimizer::set_iterations(int64_t iterations, std::source_location loc) {
+  if (iterations < 0)
+    throw InvalidArgumentError(absl::StrCat("[", name_, "] iterations must be >= 0, got ", iterations), loc);
+  std::lock_guard lock(mu_);
+  iterations_ = iterations;
+}
+
 std::optional<Variable> Optimizer::iterations_variable(const Graph& graph) const {
   std::lock_guard lock(mu_);
   for (const auto& [g, v] : graph_iterations_)

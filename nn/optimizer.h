@@ -199,6 +199,19 @@ class Optimizer {
   std::optional<Variable> get_slot(const Variable& var, std::string_view slot) const;
   // Every slot variable, in creation order.
   std::vector<Variable> variables() const;
+
+  // For checkpoints (saving/saver.h), so training resumes exactly where it stopped:
+  // The names of the slots this optimizer keeps per variable ({"m", "v"} for Adam), in a fixed
+  // order; they depend on the hyperparameters (SGD keeps "momentum" only when momentum > 0).
+  virtual std::vector<std::string> slot_names() const { return {}; }
+  // Keras's optimizer.build(var_list): creates, as zeros, every slot of slot_names() that each
+  // variable lacks (slots made later, on the first update, would overwrite nothing restored).
+  // Eager variables only (a graph's slots exist once minimize has built the train op).
+  void build(const std::vector<Variable>& var_list);
+  // Sets the eager step counter (iterations()), as restoring Keras's optimizer.iterations does:
+  // learning-rate schedules and Adam's bias correction continue from `iterations`.
+  // InvalidArgumentError when negative.
+  void set_iterations(int64_t iterations, std::source_location loc = std::source_location::current());
   // The step counter of graph-mode training in `graph` ("<name>/iterations", int64), nullopt
   // before the first train op built there.
   std::optional<Variable> iterations_variable(const Graph& graph) const;

@@ -17,6 +17,13 @@ RMSprop::RMSprop(LearningRate learning_rate, double rho, double momentum, double
   check_hyperparameter(epsilon >= 0, "epsilon", "[0, inf)", epsilon, loc);
 }
 
+std::vector<std::string> RMSprop::slot_names() const {
+  std::vector<std::string> names{"velocity"};
+  if (centered_) names.push_back("average_gradient");
+  if (momentum_ > 0) names.push_back("momentum");
+  return names;
+}
+
 void RMSprop::update_step(const Tensor& gradient, Variable& var, const Step& step) {
   Variable velocity = slot(var, "velocity");
   const Tensor vel = velocity * rho_ + square(gradient) * (1 - rho_);

@@ -33,6 +33,8 @@ class RMSprop : public Optimizer {
   double epsilon() const { return epsilon_; }
   bool centered() const { return centered_; }
 
+  std::vector<std::string> slot_names() const override;
+
  protected:
   void update_step(const Tensor& gradient, Variable& var, const Step& step) override;
 

@@ -25,6 +25,10 @@ class SGD : public Optimizer {
   double momentum() const { return momentum_; }
   bool nesterov() const { return nesterov_; }
 
+  std::vector<std::string> slot_names() const override {
+    return momentum_ > 0 ? std::vector<std::string>{"momentum"} : std::vector<std::string>{};
+  }
+
  protected:
   void update_step(const Tensor& gradient, Variable& var, const Step& step) override;
 

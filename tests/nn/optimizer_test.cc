@@ -310,6 +310,34 @@ TEST(OptimizerTest, ConcurrentCallsAreSerialised) {
   EXPECT_EQ(w.read().item<double>(), 100.0);
 }
 
+// For checkpoints: the slots each optimizer keeps, made ahead of the first update, and the step
+// counter set from outside (saving/saver.h restores both).
+TEST(OptimizerTest, SlotNamesBuildAndSetIterations) {
+  EXPECT_THAT(Adam(0.1).slot_names(), ElementsAre("m", "v"));
+  EXPECT_TRUE(SGD(0.1).slot_names().empty());
+  EXPECT_THAT(SGD(0.1, 0.9).slot_names(), ElementsAre("momentum"));
+  EXPECT_THAT(RMSprop(0.1).slot_names(), ElementsAre("velocity"));
+  EXPECT_THAT(RMSprop(0.1, 0.9, 0.5, 1e-7, /*centered=*/true).slot_names(),
+              ElementsAre("velocity", "average_gradient", "momentum"));
+
+  Adam opt(0.1);
+  Variable w(Tensor({1.f, 2.f}), "w");
+  opt.build({w});
+  ASSERT_TRUE(opt.get_slot(w, "m").has_value());
+  EXPECT_EQ(opt.get_slot(w, "v")->read().to_vector<float>(), (std::vector<float>{0, 0}));
+  EXPECT_EQ(opt.get_slot(w, "m")->name(), "w/m");
+  opt.get_slot(w, "m")->assign(Tensor({3.f, 4.f}));
+  opt.build({w});  // existing slots are kept
+  EXPECT_EQ(opt.get_slot(w, "m")->read().to_vector<float>(), (std::vector<float>{3, 4}));
+  EXPECT_EQ(opt.variables().size(), 2u);
+
+  opt.set_iterations(41);
+  EXPECT_EQ(opt.iterations(), 41);
+  opt.apply_gradients({{Tensor({1.f, 1.f}), w}});
+  EXPECT_EQ(opt.iterations(), 42);
+  EXPECT_THAT(error_of([&] { opt.set_iterations(-1); }), HasSubstr("[Adam] iterations must be >= 0, got -1"));
+}
+
 // ---- schedules ----
 
 TEST(ScheduleTest, ExponentialDecayValues) {
