@@ -31,6 +31,8 @@ int main(int argc, char** argv) {
   std::iota(counts.begin(), counts.end(), 0);
   Tensor big(counts, Shape{3, 4});  // more values than a printer shows
   Tensor empty;
+  Tensor tiny = 1e-5;  // a float64 scalar, in NumPy's scientific style
+  Tensor mask = {true, false};
   Shape s{2, -1, 3};
   Variable v(Tensor{0.5f, -1.f}, "w");
 
@@ -57,6 +59,6 @@ int main(int argc, char** argv) {
       std::printf("caught: %s\n", e.what());
     }
   }
-  std::printf("%s %lld\n", y.to_string().c_str(), static_cast<long long>(big.num_elements() + s.rank() + empty.defined()));
+  std::printf("%s\n", y.to_string().c_str());
   return 0;
 }

@@ -40,7 +40,7 @@ check_equal() {  # name expected actual
 }
 
 # What the printers show for main's objects; the same on the live process and on the core.
-prints=(t s v tape op g x empty big 't.impl_._M_ptr->data.dtype')
+prints=(t s v tape op g x empty big tiny mask 't.impl_._M_ptr->data.dtype')
 expected=$(cat <<'EOF'
 tapeflow.Tensor([[1. 2.] [3. 4.]], shape=[2,2], dtype=float32, device=CPU:0)
 [2,?,3]
@@ -51,6 +51,8 @@ tapeflow.Graph(nodes=1)
 tapeflow.Tensor(<symbolic 'x:0'>, shape=[?,3], dtype=float32)
 tapeflow.Tensor(<empty>)
 tapeflow.Tensor([[0 1 2 3] [4 5 6 7] [8 9 ...]], shape=[3,4], dtype=int32, device=CPU:0)
+tapeflow.Tensor(1.e-05, shape=[], dtype=float64, device=CPU:0)
+tapeflow.Tensor([True False], shape=[2], dtype=bool, device=CPU:0)
 float32
 EOF
 )

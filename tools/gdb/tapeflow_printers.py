@@ -89,14 +89,21 @@ _ELEMENT = {"float32": ("f", 4), "float64": ("d", 8), "int32": ("i", 4), "int64"
             "uint8": ("B", 1), "bool": ("?", 1)}
 
 
-def dtype_name(v):
-    """A DType enumerator's name as tapeflow spells it: kFloat32 -> "float32"."""
+def _enumerator(v):
+    """An enum value's enumerator name without its scope ("kFloat32"), or None."""
     value = int(v)
     for field in v.type.strip_typedefs().fields():
         if field.enumval == value:
-            name = field.name.split("::")[-1]
-            return name[1:].lower() if name.startswith("k") else name
-    return "<dtype %d>" % value
+            return field.name.split("::")[-1]
+    return None
+
+
+def dtype_name(v):
+    """A DType enumerator's name as tapeflow spells it: kFloat32 -> "float32"."""
+    name = _enumerator(v)
+    if name is None:
+        return "<dtype %d>" % int(v)
+    return name[1:].lower() if name.startswith("k") else name
 
 
 def shape_dims(v):
@@ -108,7 +115,7 @@ def shape_string(dims):
 
 
 def _format_number(x):
-    """NumPy's default float style for one value: "1.", "0.25", "1e-05"."""
+    """NumPy's default float style for one value: "1.", "0.25", "1.e-05"."""
     if math.isnan(x):
         return "nan"
     if math.isinf(x):
@@ -151,7 +158,7 @@ def _device(device_ptr):
     """(short name "CPU:0", host readable) for a Device*."""
     name = _string(_member(device_ptr, "name_"))
     short = name.split("/device:")[-1] if "/device:" in name else name
-    return short, not short.startswith("GPU")
+    return short, _enumerator(_member(device_ptr, "type_")) != "kGPU"
 
 
 def device_tensor_values(dt, limit=MAX_VALUES):
