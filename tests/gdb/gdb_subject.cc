@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   Tensor tiny = 1e-5;  // a float64 scalar, in NumPy's scientific style
   Tensor mask = {true, false};
   Shape s{2, -1, 3};
+  Shape wide{1, 2, 3, 4, 5, 6};  // more dims than Shape keeps inline: InlinedVector's heap storage
   Variable v(Tensor{0.5f, -1.f}, "w");
 
   Graph g;

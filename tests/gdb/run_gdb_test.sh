@@ -40,7 +40,7 @@ check_equal() {  # name expected actual
 }
 
 # What the printers show for main's objects; the same on the live process and on the core.
-prints=(t s v tape op g x empty big tiny mask 't.impl_._M_ptr->data.dtype')
+prints=(t s v tape op g x empty big tiny mask wide 't.impl_._M_ptr->data.dtype')
 expected=$(cat <<'EOF'
 tapeflow.Tensor([[1. 2.] [3. 4.]], shape=[2,2], dtype=float32, device=CPU:0)
 [2,?,3]
@@ -53,6 +53,7 @@ tapeflow.Tensor(<empty>)
 tapeflow.Tensor([[0 1 2 3] [4 5 6 7] [8 9 ...]], shape=[3,4], dtype=int32, device=CPU:0)
 tapeflow.Tensor(1.e-05, shape=[], dtype=float64, device=CPU:0)
 tapeflow.Tensor([True False], shape=[2], dtype=bool, device=CPU:0)
+[1,2,3,4,5,6]
 float32
 EOF
 )
