@@ -75,6 +75,8 @@ def _inlined_vector(v):
     except gdb.error:
         tag = int(meta.address.cast(gdb.lookup_type("unsigned long").pointer()).dereference())
     size, allocated = tag >> 1, tag & 1
+    if size > 4096:  # an uninitialised or overwritten vector: do not read a gigabyte of it
+        raise gdb.error("implausible InlinedVector size %d" % size)
     data = storage["data_"]
     pointer = data["allocated"]["allocated_data"]
     if not allocated:
@@ -310,6 +312,9 @@ class GraphPrinter(_Printer):
 
 
 class GradientTapePrinter(_Printer):
+    """recorded_ops: the records a gradient() call would walk (0 again once a non-persistent
+    tape has answered); watched: tensors passed to watch() plus variables read while recording."""
+
     def text(self):
         v = self.val
         watched = _vector_size(v["watched_"]) + int(v["variable_reads_"]["size_"])
