@@ -1,5 +1,9 @@
 #include "core/attr.h"
 
+#include <iterator>
+
+#include "core/errors.h"
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -30,6 +34,23 @@ std::string attr_value_to_string(const AttrValue& v) {
     std::string operator()(const Shape& x) const { return x.to_string(); }
   };
   return std::visit(Printer{}, v);
+}
+
+namespace {
+// The AttrValue alternatives' names, in index order.
+constexpr const char* kAttrKinds[] = {"int", "float", "bool", "type", "ints", "string", "shape"};
+static_assert(std::size(kAttrKinds) == std::variant_size_v<AttrValue>);
+}  // namespace
+
+void AttrMap::throw_bad_attr(std::string_view name, const AttrValue* found, size_t wanted_index) {
+  if (found == nullptr)
+    throw InvalidArgumentError(absl::StrCat("attribute '", absl::string_view(name.data(), name.size()),
+                                            "' is missing (expected ", kAttrKinds[wanted_index], ")"),
+                               std::source_location());
+  throw InvalidArgumentError(absl::StrCat("attribute '", absl::string_view(name.data(), name.size()), "' is ",
+                                          kAttrKinds[found->index()], " ", attr_value_to_string(*found),
+                                          "; expected ", kAttrKinds[wanted_index]),
+                             std::source_location());
 }
 
 std::string AttrMap::to_string() const {

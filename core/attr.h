@@ -29,19 +29,28 @@ class AttrMap {
   bool has(std::string_view name) const { return find(name) != nullptr; }
   const AttrValue* find(std::string_view name) const;
 
-  // Typed access; the op definition guarantees presence and type, so a mismatch is a bug.
+  // Typed access. The public op functions always set their ops' attributes, but a node from a
+  // GraphDef or a fuzzer may lack one or carry another type: that is an InvalidArgumentError
+  // naming the attribute, never a crash.
   template <typename T> const T& get(std::string_view name) const {
-    return std::get<T>(*find(name));
+    const AttrValue* v = find(name);
+    if (v == nullptr || !std::holds_alternative<T>(*v)) [[unlikely]]
+      throw_bad_attr(name, v, AttrValue(std::in_place_type<T>).index());
+    return std::get<T>(*v);
   }
   template <typename T> T get_or(std::string_view name, T fallback) const {
     const AttrValue* v = find(name);
-    return v ? std::get<T>(*v) : fallback;
+    if (v == nullptr) return fallback;
+    if (!std::holds_alternative<T>(*v)) [[unlikely]]
+      throw_bad_attr(name, v, AttrValue(std::in_place_type<T>).index());
+    return std::get<T>(*v);
   }
   bool empty() const { return items_.empty(); }
   const std::vector<std::pair<std::string, AttrValue>>& items() const { return items_; }
   std::string to_string() const;
 
  private:
+  [[noreturn]] static void throw_bad_attr(std::string_view name, const AttrValue* found, size_t wanted_index);
   std::vector<std::pair<std::string, AttrValue>> items_;
 };
 
