@@ -25,8 +25,8 @@ struct DotOptions {
   const StepStats* step_stats = nullptr;
 };
 
-// Thread-safe (reads the graph under its lock). InvalidArgumentError ("[to_dot] ...") for step
-// statistics with a negative duration.
+// Thread-safe: works on a snapshot of the nodes taken under the graph's lock.
+// InvalidArgumentError ("[to_dot] ...") for step statistics with a negative duration.
 std::string to_dot(const Graph& g, const DotOptions& options = {});
 
 }  // namespace tapeflow
