@@ -1,0 +1,187 @@
+#include "graph/dot.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/errors.h"
+
+namespace tapeflow {
+namespace {
+
+// A DOT quoted string: every id and attribute is quoted, so any node name is a valid id.
+// Backslashes are doubled because Graphviz reads "\n", "\l", "\N" in labels as escapes.
+std::string quote(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': break;
+      default: out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// Labels are joined with Graphviz's "\n" (centred line break) after each part is escaped.
+std::string label(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& line : lines) {
+    std::string q = quote(line);
+    if (!out.empty()) out += "\\n";
+    out += q.substr(1, q.size() - 2);
+  }
+  return "\"" + out + "\"";
+}
+
+std::string_view last_component(std::string_view name) {
+  const size_t slash = name.rfind('/');
+  return slash == std::string_view::npos ? name : name.substr(slash + 1);
+}
+
+// One name scope: its nodes and its sub-scopes, both in node-id order (deterministic, and
+// roughly the order the user wrote them).
+struct Scope {
+  std::string path;  // "outer/inner"; "" for the root
+  std::vector<int> nodes;
+  std::vector<std::unique_ptr<Scope>> children;
+  std::map<std::string, Scope*, std::less<>> by_name;
+
+  Scope* child(std::string_view name) {
+    if (auto it = by_name.find(name); it != by_name.end()) return it->second;
+    auto scope = std::make_unique<Scope>();
+    scope->path = path.empty() ? std::string(name) : path + "/" + std::string(name);
+    Scope* raw = scope.get();
+    children.push_back(std::move(scope));
+    by_name.emplace(std::string(name), raw);
+    return raw;
+  }
+};
+
+// What the stats say about one node: the entry that ran it (its own, or its fused chain's).
+struct NodeTiming {
+  int64_t duration_nanos = 0;
+  std::string device;
+  std::string fused_into;  // set for a member of a fused chain other than the last
+};
+
+std::string format_duration(int64_t nanos) {
+  if (nanos >= 1'000'000) return absl::StrFormat("%.2f ms", nanos / 1e6);
+  if (nanos >= 1'000) return absl::StrFormat("%.1f us", nanos / 1e3);
+  return absl::StrFormat("%d ns", nanos);
+}
+
+class DotWriter {
+ public:
+  DotWriter(const std::vector<const Node*>& nodes, const DotOptions& options) : nodes_(nodes) {
+    if (options.step_stats) read_stats(*options.step_stats);
+  }
+
+  std::string write() {
+    Scope root;
+    for (const Node* n : nodes_) {
+      Scope* scope = &root;
+      const std::string_view name = n->name;
+      for (size_t begin = 0, slash; (slash = name.find('/', begin)) != std::string_view::npos; begin = slash + 1)
+        scope = scope->child(name.substr(begin, slash - begin));
+      scope->nodes.push_back(n->id);
+    }
+    out_ = "digraph \"graph\" {\n";
+    out_ += "  node [shape=box, fontname=\"Helvetica\"];\n";
+    out_ += "  edge [fontname=\"Helvetica\", fontsize=10];\n";
+    write_scope(root, 1);
+    for (const Node* n : nodes_) write_edges(*n);
+    out_ += "}\n";
+    return std::move(out_);
+  }
+
+ private:
+  void read_stats(const StepStats& stats) {
+    for (const NodeExecStats& s : stats.nodes) {
+      if (s.duration_nanos < 0)
+        throw InvalidArgumentError(absl::StrCat("[to_dot] step statistics of node '", s.node_name,
+                                                "' have a negative duration (", s.duration_nanos, " ns)"));
+      // Summed, so stats appended from several runs show the total.
+      NodeTiming& t = timings_[s.node_name];
+      t.duration_nanos += s.duration_nanos;
+      t.device = s.device;
+      // A fused chain's members have no entries of their own: they take the chain's colour.
+      for (const std::string& member : s.fused_nodes) {
+        if (member == s.node_name) continue;
+        NodeTiming& m = timings_[member];
+        m.duration_nanos += s.duration_nanos;
+        m.device = s.device;
+        m.fused_into = s.node_name;
+      }
+      max_nanos_ = std::max(max_nanos_, t.duration_nanos);
+    }
+  }
+
+  void write_scope(const Scope& scope, int depth) {
+    const std::string indent(2 * depth, ' ');
+    for (int id : scope.nodes) write_node(*nodes_[id], indent);
+    for (const auto& child : scope.children) {
+      // Graphviz draws a subgraph as a box only when its id starts with "cluster".
+      absl::StrAppend(&out_, indent, "subgraph ", quote("cluster_" + child->path), " {\n");
+      absl::StrAppend(&out_, indent, "  label=", quote(last_component(child->path)), ";\n");
+      write_scope(*child, depth + 1);
+      absl::StrAppend(&out_, indent, "}\n");
+    }
+  }
+
+  void write_node(const Node& n, const std::string& indent) {
+    std::vector<std::string> lines = {std::string(last_component(n.name)), n.op->type};
+    std::string device = n.requested_device.empty() ? "" : n.requested_device.to_string();
+    std::string attrs;
+    if (auto it = timings_.find(n.name); it != timings_.end()) {
+      const NodeTiming& t = it->second;
+      lines.push_back(t.fused_into.empty() ? format_duration(t.duration_nanos)
+                                           : "fused into " + std::string(last_component(t.fused_into)));
+      if (!t.device.empty()) device = t.device;
+      // White (fastest) to red (slowest) by saturation in HSV, which DOT accepts as "h s v".
+      const double share = max_nanos_ > 0 ? static_cast<double>(t.duration_nanos) / max_nanos_ : 0.0;
+      absl::StrAppend(&attrs, ", style=filled, fillcolor=", quote(absl::StrFormat("0.000 %.3f 1.000", share)));
+    }
+    std::string tooltip = device.empty() ? n.name : absl::StrCat(n.name, "\n", device);
+    absl::StrAppend(&out_, indent, quote(n.name), " [label=", label(lines), ", tooltip=", quote(tooltip), attrs,
+                    "];\n");
+  }
+
+  void write_edges(const Node& n) {
+    for (const TensorRef& in : n.inputs) {
+      const Node& src = *nodes_[in.node];
+      std::string text;
+      if (in.index < static_cast<int>(src.outputs.size())) {
+        const TensorSpec& spec = src.outputs[in.index];
+        text = absl::StrCat(dtype_name(spec.dtype), " ", spec.shape.to_string());
+      }
+      // Output 0 is the usual case; other outputs say which one they are.
+      if (in.index > 0) text = absl::StrCat(":", in.index, " ", text);
+      absl::StrAppend(&out_, "  ", quote(src.name), " -> ", quote(n.name), " [label=", quote(text), "];\n");
+    }
+    for (int c : n.control_inputs)
+      absl::StrAppend(&out_, "  ", quote(nodes_[c]->name), " -> ", quote(n.name), " [style=dashed];\n");
+  }
+
+  const std::vector<const Node*>& nodes_;
+  absl::flat_hash_map<std::string, NodeTiming> timings_;
+  int64_t max_nanos_ = 0;
+  std::string out_;
+};
+
+}  // namespace
+
+std::string to_dot(const Graph& g, const DotOptions& options) {
+  // One snapshot, so nodes added concurrently cannot appear half-way (their ids index it).
+  const std::vector<const Node*> nodes = g.state()->snapshot();
+  return DotWriter(nodes, options).write();
+}
+
+}  // namespace tapeflow

@@ -1,0 +1,32 @@
+// to_dot: a Graph as Graphviz DOT text, to look at it (issue 13, "Looking at graphs").
+//
+//   std::ofstream("g.dot") << tapeflow::to_dot(g);      // then: dot -Tsvg g.dot > g.svg
+//   RunMetadata md;                                      // or coloured by a traced run:
+//   sess.run({y}, feeds, {}, &full_trace_options, &md);
+//   std::string dot = tapeflow::to_dot(g, {.step_stats = &md.step_stats});
+//
+// Name scopes ("outer/inner/c") become nested clusters labelled with the scope's last
+// component; each node is labelled with its name's last component and its op type; data edges
+// carry "dtype [shape]" ("float32 [?,784]"), control edges are dashed. A pure function of the
+// graph (and the stats): the same input gives the same text, byte for byte.
+#pragma once
+
+#include <string>
+
+#include "graph/graph.h"
+#include "graph/session_types.h"
+
+namespace tapeflow {
+
+struct DotOptions {
+  // Not owned; may be null. When given, nodes that ran are filled with a colour scaled by their
+  // duration (white: fastest, red: slowest) and their label shows it; the device they ran on
+  // replaces the requested one. Members of a fused chain point at the entry that ran them.
+  const StepStats* step_stats = nullptr;
+};
+
+// Thread-safe: works on a snapshot of the nodes taken under the graph's lock.
+// InvalidArgumentError ("[to_dot] ...") for step statistics with a negative duration.
+std::string to_dot(const Graph& g, const DotOptions& options = {});
+
+}  // namespace tapeflow
