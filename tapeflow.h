@@ -57,6 +57,7 @@
 #include "saving/crc32c.h"
 #include "saving/file_io.h"
 #include "saving/safetensors.h"
+#include "saving/saved_model.h"
 #include "saving/saver.h"
 #include "tape/gradient_registry.h"
 #include "tape/gradient_tape.h"

@@ -1,0 +1,227 @@
+// Saved models: an eagerly trained MLP, traced, saved, loaded back and run through its
+// signature gives the eager outputs bit for bit; signatures describe their tensors; the bundle's
+// files and their failures (typed errors naming the file); freezing replaces variables by
+// constants and survives a GraphDef round trip.
+#include "saving/saved_model.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "graph/graph_def.h"
+#include "graph/graph_ops.h"
+#include "saving/file_io.h"
+#include "tapeflow.h"
+#include "tests/support/test_util.h"
+
+namespace tapeflow {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+std::string make_temp_dir() {
+  std::string tmpl = ::testing::TempDir() + "tapeflow_saved_model_XXXXXX";
+  EXPECT_NE(::mkdtemp(tmpl.data()), nullptr);
+  return tmpl;
+}
+
+// Same dtype, shape and bytes.
+void expect_bitwise_equal(const Tensor& a, const Tensor& b) {
+  ASSERT_EQ(a.dtype(), b.dtype());
+  ASSERT_EQ(a.shape(), b.shape());
+  const std::vector<float> x = a.to_vector<float>(), y = b.to_vector<float>();
+  ASSERT_EQ(x.size(), y.size());
+  EXPECT_EQ(std::memcmp(x.data(), y.data(), x.size() * sizeof(float)), 0);
+}
+
+// A small MLP trained a few eager steps with fixed seeds, and its traced predict function.
+struct SavedModelTest : ::testing::Test {
+  void SetUp() override {
+    set_seed(3);
+    x = random_normal({16, 4});
+    y = random_normal({16, 3});
+    model(x);  // builds the weights
+    nn::SGD opt(0.05);
+    for (int step = 0; step < 5; ++step) {
+      GradientTape tape;
+      Tensor loss = reduce_mean(square(model(x) - y));
+      std::vector<Variable> vars = model.trainable_variables();
+      opt.apply_gradients(tape.gradient(loss, vars), vars);
+    }
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(root, ec);
+  }
+  ConcreteFunction& predict_fn() { return predict.get_concrete_function({{DType::kFloat32, {-1, 4}}}); }
+
+  std::string root = make_temp_dir();
+  std::string dir = root + "/mlp";
+  Tensor x, y;
+  nn::Sequential model{{nn::Dense(8, nn::Activation::kRelu), nn::Dense(3)}};
+  Function<std::function<Tensor(const Tensor&)>> predict{
+      std::function<Tensor(const Tensor&)>([this](const Tensor& in) { return model(in); }), {.name = "predict"}};
+};
+
+TEST_F(SavedModelTest, LoadedSignatureMatchesEagerModelBitForBit) {
+  save_model(dir, {{"serve", predict_fn()}});
+  const Tensor eager = model(x);
+  LoadedModel loaded = load_model(dir);
+  const std::map<std::string, Tensor> out = loaded.signature("serve").run({{"args_0", x}});
+  ASSERT_EQ(out.size(), 1u);
+  expect_bitwise_equal(out.at("output_0"), eager);
+  // Another batch size through the unknown batch dim.
+  const Tensor x2 = random_normal({5, 4});
+  expect_bitwise_equal(loaded.signature("serve").run({{"args_0", x2}}).at("output_0"), model(x2));
+  // Later training does not reach the loaded copy.
+  model.trainable_variables()[0].assign_add(1.f);
+  expect_bitwise_equal(loaded.signature("serve").run({{"args_0", x}}).at("output_0"), eager);
+}
+
+TEST_F(SavedModelTest, SignaturesDescribeTheirTensorsAndTheBundleHasThreeFiles) {
+  ConcreteFunction& cf = predict_fn();
+  save_model(dir, {{"serve", cf}, {"predict", cf}});
+  for (const char* f : {"graph.pb", "variables.safetensors", "saved_model.pb"})
+    EXPECT_TRUE(fs::is_regular_file(dir + "/" + f)) << f;
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 3);
+  EXPECT_EQ(std::distance(fs::directory_iterator(root), fs::directory_iterator()), 1);  // no tmp dir left
+
+  LoadedModel loaded = load_model(dir);
+  EXPECT_EQ(loaded.tapeflow_version(), tapeflow_version());
+  ASSERT_EQ(loaded.signatures().size(), 2u);
+  const Signature& s = loaded.signature("serve");
+  ASSERT_EQ(s.inputs().size(), 1u);
+  const TensorInfo& in = s.inputs().at("args_0");
+  EXPECT_EQ(in.dtype, DType::kFloat32);
+  EXPECT_EQ(in.shape, Shape({-1, 4}));
+  EXPECT_EQ(in.tensor.name(), "serve/args_0:0");
+  const TensorInfo& out = s.outputs().at("output_0");
+  EXPECT_EQ(out.dtype, DType::kFloat32);
+  EXPECT_EQ(out.shape, Shape({-1, 3}));
+  EXPECT_EQ(loaded.variables().size(), 8u);  // 2 layers x (kernel, bias) x 2 signatures
+  expect_bitwise_equal(loaded.signature("predict").run({{"args_0", x}}).at("output_0"), model(x));
+}
+
+TEST_F(SavedModelTest, RunChecksFeedsByNameDtypeAndShape) {
+  save_model(dir, {{"serve", predict_fn()}});
+  LoadedModel loaded = load_model(dir);
+  const Signature& s = loaded.signature("serve");
+  EXPECT_THAT(error_of([&] { s.run({{"x", x}}); }),
+              AllOf(HasSubstr("[load_model] signature 'serve': unknown input 'x'"), HasSubstr("args_0")));
+  EXPECT_THAT(error_of([&] { s.run({}); }), HasSubstr("input 'args_0' is not fed"));
+  EXPECT_THAT(error_of([&] { s.run({{"args_0", cast(x, DType::kInt32)}}); }),
+              AllOf(HasSubstr("input 'args_0'"), HasSubstr("int32")));
+  EXPECT_THAT(error_of([&] { s.run({{"args_0", random_normal({2, 5})}}); }), HasSubstr("[2,5]"));
+  EXPECT_THAT(error_of<NotFoundError>([&] { loaded.signature("train"); }),
+              AllOf(HasSubstr("[load_model]"), HasSubstr("no signature 'train'"), HasSubstr("serve")));
+}
+
+TEST_F(SavedModelTest, SavingOverABundleNeedsOverwrite) {
+  save_model(dir, {{"serve", predict_fn()}});
+  EXPECT_THAT(error_of<AlreadyExistsError>([&] { save_model(dir, {{"serve", predict_fn()}}); }),
+              HasSubstr("[save_model]"));
+  model.trainable_variables()[1].assign_add(1.f);
+  save_model(dir, {{"serve", predict_fn()}}, {.overwrite = true});
+  expect_bitwise_equal(load_model(dir).signature("serve").run({{"args_0", x}}).at("output_0"), model(x));
+  EXPECT_EQ(std::distance(fs::directory_iterator(root), fs::directory_iterator()), 1);
+}
+
+TEST_F(SavedModelTest, FailedSaveLeavesNoDirectory) {
+  // The parent does not exist: creating the temporary directory fails.
+  const std::string nested = root + "/missing/mlp";
+  EXPECT_THAT(error_of<NotFoundError>([&] { save_model(nested, {{"serve", predict_fn()}}); }),
+              HasSubstr("[save_model]"));
+  EXPECT_FALSE(fs::exists(root + "/missing"));
+  // A bad signature name fails before anything is written.
+  EXPECT_THAT(error_of([&] { save_model(dir, {{"a b", predict_fn()}}); }), HasSubstr("signature name 'a b'"));
+  EXPECT_EQ(std::distance(fs::directory_iterator(root), fs::directory_iterator()), 0);
+}
+
+TEST_F(SavedModelTest, DamagedBundlesAreTypedErrorsNamingTheFile) {
+  EXPECT_THAT(error_of<NotFoundError>([&] { load_model(root + "/nothing"); }),
+              AllOf(HasSubstr("[load_model]"), HasSubstr("nothing")));
+  save_model(dir, {{"serve", predict_fn()}});
+  {
+    std::ofstream(dir + "/saved_model.pb", std::ios::binary | std::ios::trunc) << "\xff\xff\xff\xff garbage";
+  }
+  EXPECT_THAT(error_of<DataLossError>([&] { load_model(dir); }),
+              AllOf(HasSubstr("[load_model]"), HasSubstr("saved_model.pb")));
+
+  save_model(dir, {{"serve", predict_fn()}}, {.overwrite = true});
+  {
+    std::ofstream(dir + "/graph.pb", std::ios::binary | std::ios::trunc) << "\xff\xff\xff\xff garbage";
+  }
+  EXPECT_THAT(error_of<DataLossError>([&] { load_model(dir); }),
+              AllOf(HasSubstr("[load_model]"), HasSubstr("graph.pb")));
+
+  save_model(dir, {{"serve", predict_fn()}}, {.overwrite = true});
+  fs::remove(dir + "/variables.safetensors");
+  EXPECT_THAT(error_of<NotFoundError>([&] { load_model(dir); }),
+              AllOf(HasSubstr("[load_model]"), HasSubstr("variables.safetensors")));
+
+  save_model(dir, {{"serve", predict_fn()}}, {.overwrite = true});
+  {
+    std::ofstream(dir + "/variables.safetensors", std::ios::binary | std::ios::trunc) << "short";
+  }
+  EXPECT_THAT(error_of<DataLossError>([&] { load_model(dir); }),
+              AllOf(HasSubstr("[load_model]"), HasSubstr("variables.safetensors")));
+}
+
+// A program with no tracing code: only load_model and run. The bundle outlives the model.
+TEST_F(SavedModelTest, LoadsWithoutTheModel) {
+  save_model(dir, {{"serve", predict_fn()}});
+  const Tensor expected = model(x);
+  LoadedModel loaded = load_model(dir);
+  LoadedModel moved = std::move(loaded);  // signatures keep working after a move
+  expect_bitwise_equal(moved.signature("serve").run({{"args_0", x}}).at("output_0"), expected);
+}
+
+TEST_F(SavedModelTest, CapturedTensorsAreSavedToo) {
+  const Tensor shift = random_normal({3});  // more than one element: captured by reference
+  auto shifted = function([&](const Tensor& in) { return model(in) + shift; });
+  save_model(dir, {{"serve", shifted.get_concrete_function({{DType::kFloat32, {-1, 4}}})}});
+  expect_bitwise_equal(load_model(dir).signature("serve").run({{"args_0", x}}).at("output_0"), model(x) + shift);
+}
+
+TEST_F(SavedModelTest, FreezeReplacesVariablesByConstants) {
+  ConcreteFunction& cf = predict_fn();
+  FrozenGraph frozen = freeze(cf.graph(), nullptr, cf.outputs());
+  for (const Operation& op : frozen.graph.get_operations()) {
+    EXPECT_NE(op.node().op, &kVarHandleOp) << op.node().name;
+    EXPECT_NE(op.node().op, &kReadVariableOp) << op.node().name;
+  }
+  Session sess(frozen.graph);
+  const Tensor input = frozen.graph.get_tensor_by_name("args_0:0");
+  expect_bitwise_equal(sess.run(frozen.outputs[0], {{input, x}}), model(x));
+
+  // Its GraphDef round-trips: same nodes, same outputs.
+  const GraphDef def = to_graph_def(frozen.graph);
+  Graph back = graph_from_graph_def(graph_def_from_binary(graph_def_to_binary(def)));
+  EXPECT_EQ(graph_def_to_text(to_graph_def(back)), graph_def_to_text(def));
+  Session sess2(back);
+  expect_bitwise_equal(
+      sess2.run(back.get_tensor_by_name(frozen.outputs[0].name()), {{back.get_tensor_by_name("args_0:0"), x}}),
+      model(x));
+}
+
+TEST_F(SavedModelTest, FreezeALoadedModelUsesItsSession) {
+  save_model(dir, {{"serve", predict_fn()}});
+  LoadedModel loaded = load_model(dir);
+  const Signature& s = loaded.signature("serve");
+  FrozenGraph frozen = freeze(loaded.graph(), &loaded.session(), {s.outputs().at("output_0").tensor});
+  EXPECT_TRUE(frozen.graph.global_variables().empty());
+  Session sess(frozen.graph);
+  expect_bitwise_equal(sess.run(frozen.outputs[0], {{frozen.graph.get_tensor_by_name("args_0:0"), x}}), model(x));
+  EXPECT_THAT(error_of([&] { freeze(loaded.graph(), nullptr, {s.outputs().at("output_0").tensor}); }),
+              HasSubstr("[freeze]"));
+}
+
+}  // namespace
+}  // namespace tapeflow
