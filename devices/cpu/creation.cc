@@ -1,6 +1,7 @@
 // CPU kernels of the creation family (eager/ops/creation.cc): Fill, ZerosLike, OnesLike,
 // Range and LinSpace. Values arrive as attributes, already validated by the shape functions.
 #include "devices/cpu/register.h"
+#include "devices/functors.h"
 #include "devices/cpu/thread_pool.h"
 #include "devices/kernel_registry.h"
 
@@ -9,11 +10,13 @@ namespace tapeflow::cpu {
 namespace {
 
 // A scalar attr as T: double for floating dtypes, int64 for integers, bool for bool.
+// A scalar attribute (double, int64 or bool; fill_shape checked it is one) as T, saturating
+// (Note [Float to integer casts]).
 template <typename T> T attr_as(const AttrMap& attrs, const char* name) {
   const AttrValue* v = attrs.find(name);
-  if (const double* d = std::get_if<double>(v)) return static_cast<T>(*d);
+  if (const double* d = std::get_if<double>(v)) return functors::saturate_cast<T>(*d);
   if (const int64_t* i = std::get_if<int64_t>(v)) return static_cast<T>(*i);
-  return static_cast<T>(std::get<bool>(*v));
+  return static_cast<T>(attrs.get<bool>(name));
 }
 
 template <typename T> void fill_with(DeviceTensor& out, T value) {

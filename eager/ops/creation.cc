@@ -53,6 +53,10 @@ AttrValue scalar_attr(DType dtype, double value) {
 // integers, bool for bool).
 absl::StatusOr<OutputSpecs> fill_shape(const InferenceContext& ctx) {
   const Shape& shape = ctx.attrs.get<Shape>("shape");
+  const AttrValue* value = ctx.attrs.find("value");
+  if (value == nullptr || !(std::holds_alternative<double>(*value) || std::holds_alternative<int64_t>(*value) ||
+                            std::holds_alternative<bool>(*value)))
+    return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] attribute 'value' must be a number or a bool"));
   TF_RETURN_IF_ERROR(check_dims(ctx.op, "dims", shape));
   return single_output(ctx.attrs.get<DType>("dtype"), shape);
 }

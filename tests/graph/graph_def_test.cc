@@ -631,7 +631,9 @@ TEST(GraphDefActivationTest, ActivationsTravelAsTensorflowsPrimitives) {
   for (const char* op : {"Relu", "Relu6", "LeakyRelu", "ReluGrad", "Relu6Grad", "LeakyReluGrad"})
     EXPECT_THAT(ops, ::testing::Contains(std::string(op)));
   for (const auto& n : def.node()) {
-    if (n.op() == "LeakyRelu") EXPECT_FLOAT_EQ(n.attr().at("alpha").f(), 0.1f);
+    if (n.op() == "LeakyRelu") {
+      EXPECT_FLOAT_EQ(n.attr().at("alpha").f(), 0.1f);
+    }
   }
 
   Graph back = graph_from_graph_def(graph_def_from_binary(graph_def_to_binary(def)));

@@ -73,8 +73,11 @@ TEST(SessionTest, RunsOnlyTheSubgraphTheFetchesNeed) {
   // Constants feed their consumers directly: listed at zero cost beside the one kernel; the
   // print and its placeholder are not run.
   EXPECT_THAT(ran, ::testing::UnorderedElementsAre("a", "Const", "Mul"));
-  for (const NodeExecStats& n : metadata.step_stats.nodes)
-    if (n.op == "Const") EXPECT_EQ(n.duration_nanos, 0) << n.node_name;
+  for (const NodeExecStats& n : metadata.step_stats.nodes) {
+    if (n.op == "Const") {
+      EXPECT_EQ(n.duration_nanos, 0) << n.node_name;
+    }
+  }
 }
 
 TEST(SessionTest, FeedsReplaceAnyTensorAndCutTheGraphThere) {
