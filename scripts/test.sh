@@ -7,7 +7,7 @@
 #
 # Environment:
 #   TAPEFLOW_ASAN=auto|on|off   auto (default): run the sanitizer suite when the release build
-#                               and its tests took under TAPEFLOW_ASAN_BUDGET_S seconds (720),
+#                               and its tests took under TAPEFLOW_ASAN_BUDGET_S seconds (1200),
 #                               so CI on 2 cores stays well inside its 45 minutes.
 #   TAPEFLOW_JOBS=N             parallel build and test jobs (default: nproc).
 # Exits non-zero on the first failure. ccache is used when installed (CMakeLists.txt).
@@ -16,7 +16,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$TF_ROOT"
 
 asan_mode=${TAPEFLOW_ASAN:-auto}
-budget=${TAPEFLOW_ASAN_BUDGET_S:-720}
+budget=${TAPEFLOW_ASAN_BUDGET_S:-1200}
 jobs=$(tf_jobs)
 timings=()
 phase_start=$SECONDS
