@@ -21,7 +21,8 @@ template <typename T> TF_HOST_DEVICE inline T floor_div_int(T a, T b) {
   if constexpr (std::is_unsigned_v<T>) {
     return a / b;
   } else {
-    T q = (b == -1) ? static_cast<T>(0 - static_cast<std::make_unsigned_t<T>>(a)) : a / b;
+    if (b == -1) return static_cast<T>(0 - static_cast<std::make_unsigned_t<T>>(a));  // INT_MIN % -1 is UB too
+    T q = a / b;
     if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
     return q;
   }

@@ -112,6 +112,7 @@ class DotWriter {
       NodeTiming& t = timings_[s.node_name];
       t.duration_nanos += s.duration_nanos;
       t.device = s.device;
+      const int64_t total = t.duration_nanos;  // `t` dangles once a member below is inserted
       // A fused chain's members have no entries of their own: they take the chain's colour.
       for (const std::string& member : s.fused_nodes) {
         if (member == s.node_name) continue;
@@ -120,7 +121,7 @@ class DotWriter {
         m.device = s.device;
         m.fused_into = s.node_name;
       }
-      max_nanos_ = std::max(max_nanos_, t.duration_nanos);
+      max_nanos_ = std::max(max_nanos_, total);
     }
   }
 

@@ -11,6 +11,10 @@
 #include "core/errors.h"
 #include "graph/graph_context.h"
 #include "graph/graph_def.h"
+
+#include <optional>
+
+#include "core/checked_size.h"
 #include "graph/graph_ops.h"
 
 namespace tapeflow {
@@ -505,7 +509,9 @@ absl::Status Importer::plan_composite(int i, const std::vector<Ref>& inputs, con
     for (int64_t a : std::get<std::vector<int64_t>>(axes_attr)) {
       TF_ASSIGN_OR_RETURN(int axis, normalize_axis(a, rank));
       if (x.spec.shape.dim(axis) < 0) return absl::UnimplementedError("Mean over a dimension of unknown size");
-      count *= x.spec.shape.dim(axis);
+      std::optional<int64_t> product = checked_mul(count, x.spec.shape.dim(axis));  // Note [Checked sizes]
+      if (!product) return absl::InvalidArgumentError("Mean over dimensions whose element count overflows int64");
+      count = *product;
       axes.push_back(axis);
     }
     std::sort(axes.begin(), axes.end());
