@@ -9,12 +9,10 @@ namespace tapeflow {
 namespace {
 
 absl::StatusOr<OutputSpecs> numeric_shape(const InferenceContext& ctx) {
-  TF_RETURN_IF_ERROR(check_dtype_in(ctx, 0, "features", shape_fns::kNumeric));
-  return single_output(ctx.inputs[0].dtype, ctx.inputs[0].shape);
+  return shape_fns::like_input(ctx, "features", shape_fns::kNumeric);
 }
 absl::StatusOr<OutputSpecs> floating_shape(const InferenceContext& ctx) {
-  TF_RETURN_IF_ERROR(check_dtype_in(ctx, 0, "features", shape_fns::kFloating));
-  return single_output(ctx.inputs[0].dtype, ctx.inputs[0].shape);
+  return shape_fns::like_input(ctx, "features", shape_fns::kFloating);
 }
 
 // A gradient op's two inputs: one dtype, compatible shapes (TensorFlow requires them equal;

@@ -4,6 +4,12 @@
 
 namespace tapeflow::shape_fns {
 
+absl::StatusOr<OutputSpecs> like_input(const InferenceContext& ctx, const char* input_name,
+                                       std::initializer_list<DType> dtypes) {
+  TF_RETURN_IF_ERROR(check_dtype_in(ctx, 0, input_name, dtypes));
+  return single_output(ctx.inputs[0].dtype, ctx.inputs[0].shape);
+}
+
 absl::StatusOr<Shape> broadcast_inputs(const InferenceContext& ctx, int a, const char* a_name, int b,
                                        const char* b_name) {
   const TensorSpec& x = ctx.inputs[a];

@@ -16,6 +16,11 @@ inline constexpr std::initializer_list<DType> kNumeric = {DType::kFloat32, DType
                                                           DType::kInt64, DType::kUInt8};
 inline constexpr std::initializer_list<DType> kFloating = {DType::kFloat32, DType::kFloat64};
 
+// One output like input 0 (its dtype and shape) after checking its dtype is one of `dtypes`;
+// errors name the input as `input_name`. The elementwise unary ops and activations use it.
+absl::StatusOr<OutputSpecs> like_input(const InferenceContext& ctx, const char* input_name,
+                                       std::initializer_list<DType> dtypes);
+
 // Broadcasts inputs a and b (same dtype required) and names them in errors.
 absl::StatusOr<Shape> broadcast_inputs(const InferenceContext& ctx, int a, const char* a_name, int b,
                                        const char* b_name);

@@ -8,16 +8,13 @@ namespace tapeflow {
 namespace {
 
 absl::StatusOr<OutputSpecs> numeric_shape(const InferenceContext& ctx) {
-  TF_RETURN_IF_ERROR(check_dtype_in(ctx, 0, "x", shape_fns::kNumeric));
-  return single_output(ctx.inputs[0].dtype, ctx.inputs[0].shape);
+  return shape_fns::like_input(ctx, "x", shape_fns::kNumeric);
 }
 absl::StatusOr<OutputSpecs> signed_shape(const InferenceContext& ctx) {
-  TF_RETURN_IF_ERROR(check_dtype_in(ctx, 0, "x", {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64}));
-  return single_output(ctx.inputs[0].dtype, ctx.inputs[0].shape);
+  return shape_fns::like_input(ctx, "x", {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64});
 }
 absl::StatusOr<OutputSpecs> floating_shape(const InferenceContext& ctx) {
-  TF_RETURN_IF_ERROR(check_dtype_in(ctx, 0, "x", shape_fns::kFloating));
-  return single_output(ctx.inputs[0].dtype, ctx.inputs[0].shape);
+  return shape_fns::like_input(ctx, "x", shape_fns::kFloating);
 }
 absl::StatusOr<OutputSpecs> bool_shape(const InferenceContext& ctx) {
   TF_RETURN_IF_ERROR(check_dtype_in(ctx, 0, "x", {DType::kBool}));
