@@ -3,9 +3,16 @@
 // the tutorial CNN's conv1, against ~190 for its conv2). These loops keep a block of output
 // pixels in registers instead: 4 pixels x 32 output channels, one filter row loaded per tap and
 // reused by the 4 pixels. They are written with GCC/Clang vector types of 16 floats and compiled
-// three times (target_clones: AVX-512, AVX2+FMA, baseline SSE2; the loader picks one for the CPU),
-// because Debian builds everything else for baseline x86-64. This file is compiled with
-// -ffp-contract=fast (CMakeLists.txt) so that `acc += a * b` becomes one fused multiply-add.
+// three times (AVX-512, AVX2+FMA, baseline SSE2), because Debian builds everything else for
+// baseline x86-64. This file is compiled with -ffp-contract=fast (CMakeLists.txt) so that
+// `acc += a * b` becomes one fused multiply-add.
+//
+// Note [Explicit ISA variants]: the three copies are ordinary functions with a target attribute,
+// chosen once by __builtin_cpu_supports, not GCC's target_clones. target_clones dispatches
+// through an ifunc resolver that the dynamic loader runs before any sanitizer runtime is ready
+// (ThreadSanitizer crashed at load time), and it let only the machine's own clone run in the
+// tests; small_k_forward_with / small_k_filter_grad_with run any supported copy, so each is
+// tested on a machine that has it.
 #include "devices/cpu/conv_direct.h"
 
 #include <cstring>
@@ -17,19 +24,16 @@ namespace {
 typedef float Vec16 __attribute__((vector_size(64)));
 constexpr int64_t kLanes = 16;
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
-#define TAPEFLOW_CLONES __attribute__((target_clones("avx512f", "fma", "default")))
-#else
-#define TAPEFLOW_CLONES
-#endif
-
 }  // namespace
 
 #define LOAD16(dst, src) std::memcpy(&(dst), (src), sizeof(Vec16))
 #define STORE16(dst, src) std::memcpy((dst), &(src), sizeof(Vec16))
 
-TAPEFLOW_CLONES
-void small_k_forward(const float* cols, const float* filter, float* out, int64_t pixels, int64_t k, int64_t cout) {
+namespace {
+
+// The bodies, inlined into each ISA's copy below (a baseline body may inline into a wider target).
+[[gnu::always_inline]] inline void forward_body(const float* cols, const float* filter, float* out,
+                                                int64_t pixels, int64_t k, int64_t cout) {
   int64_t co = 0;
   for (; co + 2 * kLanes <= cout; co += 2 * kLanes) {
     const float* f = filter + co;
@@ -73,9 +77,8 @@ void small_k_forward(const float* cols, const float* filter, float* out, int64_t
   }
 }
 
-TAPEFLOW_CLONES
-void small_k_filter_grad(const float* cols, const float* dout, float* dfilter, int64_t pixels, int64_t k,
-                         int64_t cout) {
+[[gnu::always_inline]] inline void filter_grad_body(const float* cols, const float* dout, float* dfilter,
+                                                    int64_t pixels, int64_t k, int64_t cout) {
   int64_t co = 0;
   for (; co + 2 * kLanes <= cout; co += 2 * kLanes) {
     int64_t t = 0;
@@ -122,6 +125,97 @@ void small_k_filter_grad(const float* cols, const float* dout, float* dfilter, i
       dfilter[t * cout + co] += sum;
     }
   }
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define TAPEFLOW_HAS_ISA_VARIANTS 1
+#define TAPEFLOW_DEFINE_VARIANT(suffix, target)                                                                    \
+  target void forward_##suffix(const float* cols, const float* filter, float* out, int64_t pixels, int64_t k, \
+                               int64_t cout) {                                                                 \
+    forward_body(cols, filter, out, pixels, k, cout);                                                          \
+  }                                                                                                            \
+  target void filter_grad_##suffix(const float* cols, const float* dout, float* dfilter, int64_t pixels,     \
+                                   int64_t k, int64_t cout) {                                                  \
+    filter_grad_body(cols, dout, dfilter, pixels, k, cout);                                                    \
+  }
+TAPEFLOW_DEFINE_VARIANT(avx512, __attribute__((target("avx512f"))))
+TAPEFLOW_DEFINE_VARIANT(avx2, __attribute__((target("avx2,fma"))))
+#undef TAPEFLOW_DEFINE_VARIANT
+#endif
+
+void forward_baseline(const float* cols, const float* filter, float* out, int64_t pixels, int64_t k,
+                      int64_t cout) {
+  forward_body(cols, filter, out, pixels, k, cout);
+}
+void filter_grad_baseline(const float* cols, const float* dout, float* dfilter, int64_t pixels, int64_t k,
+                          int64_t cout) {
+  filter_grad_body(cols, dout, dfilter, pixels, k, cout);
+}
+
+SmallKIsa best_supported_isa() {
+  if (small_k_isa_supported(SmallKIsa::kAvx512)) return SmallKIsa::kAvx512;
+  if (small_k_isa_supported(SmallKIsa::kAvx2)) return SmallKIsa::kAvx2;
+  return SmallKIsa::kBaseline;
+}
+
+}  // namespace
+
+const char* small_k_isa_name(SmallKIsa isa) {
+  switch (isa) {
+    case SmallKIsa::kAvx512: return "avx512f";
+    case SmallKIsa::kAvx2: return "avx2+fma";
+    case SmallKIsa::kBaseline: return "baseline";
+  }
+  return "unknown";
+}
+
+bool small_k_isa_supported(SmallKIsa isa) {
+#ifdef TAPEFLOW_HAS_ISA_VARIANTS
+  switch (isa) {
+    case SmallKIsa::kAvx512: return __builtin_cpu_supports("avx512f");
+    case SmallKIsa::kAvx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case SmallKIsa::kBaseline: return true;
+  }
+  return false;
+#else
+  return isa == SmallKIsa::kBaseline;
+#endif
+}
+
+SmallKIsa small_k_isa() {
+  static const SmallKIsa chosen = best_supported_isa();
+  return chosen;
+}
+
+void small_k_forward_with(SmallKIsa isa, const float* cols, const float* filter, float* out, int64_t pixels,
+                          int64_t k, int64_t cout) {
+  switch (isa) {
+#ifdef TAPEFLOW_HAS_ISA_VARIANTS
+    case SmallKIsa::kAvx512: return forward_avx512(cols, filter, out, pixels, k, cout);
+    case SmallKIsa::kAvx2: return forward_avx2(cols, filter, out, pixels, k, cout);
+#endif
+    default: return forward_baseline(cols, filter, out, pixels, k, cout);
+  }
+}
+
+void small_k_filter_grad_with(SmallKIsa isa, const float* cols, const float* dout, float* dfilter,
+                              int64_t pixels, int64_t k, int64_t cout) {
+  switch (isa) {
+#ifdef TAPEFLOW_HAS_ISA_VARIANTS
+    case SmallKIsa::kAvx512: return filter_grad_avx512(cols, dout, dfilter, pixels, k, cout);
+    case SmallKIsa::kAvx2: return filter_grad_avx2(cols, dout, dfilter, pixels, k, cout);
+#endif
+    default: return filter_grad_baseline(cols, dout, dfilter, pixels, k, cout);
+  }
+}
+
+void small_k_forward(const float* cols, const float* filter, float* out, int64_t pixels, int64_t k, int64_t cout) {
+  small_k_forward_with(small_k_isa(), cols, filter, out, pixels, k, cout);
+}
+
+void small_k_filter_grad(const float* cols, const float* dout, float* dfilter, int64_t pixels, int64_t k,
+                         int64_t cout) {
+  small_k_filter_grad_with(small_k_isa(), cols, dout, dfilter, pixels, k, cout);
 }
 
 #undef LOAD16

@@ -17,4 +17,16 @@ void small_k_forward(const float* cols, const float* filter, float* out, int64_t
 void small_k_filter_grad(const float* cols, const float* dout, float* dfilter, int64_t pixels, int64_t k,
                          int64_t cout);
 
+// The instruction sets these loops are compiled for (Note [Explicit ISA variants]).
+enum class SmallKIsa { kAvx512, kAvx2, kBaseline };
+const char* small_k_isa_name(SmallKIsa isa);
+bool small_k_isa_supported(SmallKIsa isa);  // by this CPU
+SmallKIsa small_k_isa();                    // the one small_k_forward/small_k_filter_grad use
+
+// The same products with a given copy; the caller makes sure the CPU supports it.
+void small_k_forward_with(SmallKIsa isa, const float* cols, const float* filter, float* out, int64_t pixels,
+                          int64_t k, int64_t cout);
+void small_k_filter_grad_with(SmallKIsa isa, const float* cols, const float* dout, float* dfilter,
+                              int64_t pixels, int64_t k, int64_t cout);
+
 }  // namespace tapeflow::cpu
