@@ -85,4 +85,11 @@ void pool_deallocate(void* p, size_t bytes) noexcept {
   ::operator delete(p);
 }
 
+size_t pooled_block_count() noexcept {
+  if (t_lists == nullptr) return 0;
+  size_t total = 0;
+  for (int32_t count : t_lists->counts) total += static_cast<size_t>(count);
+  return total;
+}
+
 }  // namespace tapeflow::internal

@@ -20,6 +20,8 @@ inline constexpr size_t kPoolGranule = 16;
 inline constexpr size_t kMaxPooledBytes = 256;
 void* pool_allocate(size_t bytes);
 void pool_deallocate(void* p, size_t bytes) noexcept;
+// Blocks waiting in this thread's free lists, all classes together (tests observe the pool with it).
+size_t pooled_block_count() noexcept;
 }  // namespace internal
 
 template <typename T>

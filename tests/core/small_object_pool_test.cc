@@ -50,16 +50,34 @@ TEST(SmallObjectPoolTest, BlocksMayBeFreedOnAnotherThreadAndAfterTheirThreadEnds
 }
 
 TEST(SmallObjectPoolTest, LargeOrArrayRequestsGoToTheSystem) {
+  // A pooled request, freed, waits in this thread's lists (unless pooling is off under ASan) ...
+  PoolAllocator<int> ints;
+  const size_t before = internal::pooled_block_count();
+  int* one = ints.allocate(1);
+  ints.deallocate(one, 1);
+  const size_t after_one = internal::pooled_block_count();
+#if defined(__SANITIZE_ADDRESS__)
+  EXPECT_EQ(after_one, before);
+#else
+  EXPECT_EQ(after_one, before + 1);
+#endif
+  // ... while a block too big for the classes, or an array, goes back to the system: the lists
+  // do not grow, whatever the request's size rounds to.
   PoolAllocator<std::array<char, 512>> big;
   auto* p = big.allocate(1);
   p->fill('x');
   EXPECT_EQ((*p)[511], 'x');
   big.deallocate(p, 1);
-  PoolAllocator<int> ints;
+  EXPECT_EQ(internal::pooled_block_count(), after_one);
   int* arr = ints.allocate(10);
   for (int i = 0; i < 10; ++i) arr[i] = i;
   EXPECT_EQ(arr[9], 9);
   ints.deallocate(arr, 10);
+  EXPECT_EQ(internal::pooled_block_count(), after_one);
+  PoolAllocator<char> chars;
+  char* two = chars.allocate(2);  // 2 bytes would fit a class; arrays are never pooled
+  chars.deallocate(two, 2);
+  EXPECT_EQ(internal::pooled_block_count(), after_one);
 }
 
 }  // namespace
