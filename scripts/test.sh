@@ -9,6 +9,8 @@
 #   TAPEFLOW_ASAN=auto|on|off   auto (default): run the sanitizer suite when the release build
 #                               and its tests took under TAPEFLOW_ASAN_BUDGET_S seconds (1200),
 #                               so CI on 2 cores stays well inside its 45 minutes.
+#   TAPEFLOW_TSAN=auto|on|off   auto (default): build and run the tsan preset when the whole run
+#                               so far took under TAPEFLOW_TSAN_BUDGET_S seconds (900).
 #   TAPEFLOW_JOBS=N             parallel build and test jobs (default: nproc).
 # Exits non-zero on the first failure. ccache is used when installed (CMakeLists.txt).
 set -euo pipefail
@@ -59,6 +61,29 @@ if [ "$run_asan" -eq 1 ]; then
   tf_log "test: asan (tests labelled lint/integration and names with 'Slow' excluded)"
   ctest --preset asan -j "$jobs" --output-on-failure
   phase_end "asan tests"
+fi
+
+# ThreadSanitizer over the concurrent parts (Session, executor, pool, variables, tape), when the
+# whole run so far leaves room for it (a TSan build is as long as the ASan one).
+tsan_mode=${TAPEFLOW_TSAN:-auto}
+tsan_budget=${TAPEFLOW_TSAN_BUDGET_S:-900}
+run_tsan=0
+case "$tsan_mode" in
+  on|1|ON|true) run_tsan=1 ;;
+  off|0|OFF|false) tf_log "tsan: off (TAPEFLOW_TSAN=$tsan_mode)" ;;
+  *)
+    if [ "$SECONDS" -lt "$tsan_budget" ]; then run_tsan=1; else
+      tf_log "tsan: skipped, the run took ${SECONDS}s so far (budget ${tsan_budget}s); run it with TAPEFLOW_TSAN=on"
+    fi ;;
+esac
+if [ "$run_tsan" -eq 1 ]; then
+  tf_configure tsan
+  tf_log "build: tsan (ThreadSanitizer, tests only), $jobs jobs"
+  cmake --build --preset tsan -j "$jobs"
+  phase_end "tsan build"
+  tf_log "test: tsan (Session, executor, thread pool, variables, tape)"
+  ctest --preset tsan -j "$jobs" --output-on-failure
+  phase_end "tsan tests"
 fi
 
 tf_log "all tests passed. Times:"
