@@ -17,6 +17,7 @@
 #include "data/idx.h"
 #include "devices/device_manager.h"
 #include "devices/device_spec.h"
+#include "eager/check_numerics.h"
 #include "eager/context.h"
 #include "eager/operand.h"
 #include "eager/ops/activation.h"

@@ -29,6 +29,20 @@ void BM_EagerAddScalar(benchmark::State& state) {
 }
 BENCHMARK(BM_EagerAddScalar);
 
+// enable_check_numerics' cost: Arg(0) checks off (one relaxed load per op), Arg(1) on (a scan of
+// every float output). Side by side in one run with BM_EagerAddScalar and the relu chain below.
+void BM_EagerAddScalar_CheckNumerics(benchmark::State& state) {
+  if (state.range(0)) tf::enable_check_numerics();
+  tf::Tensor a = 1.f, b = 2.f;
+  for (auto _ : state) {
+    tf::Tensor c = tf::add(a, b);
+    benchmark::DoNotOptimize(c);
+  }
+  tf::disable_check_numerics();
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_EagerAddScalar_CheckNumerics)->Arg(0)->Arg(1);
+
 void set_gflops(benchmark::State& state, int64_t n) {
   state.counters["GFLOP/s"] = benchmark::Counter(2.0 * n * n * n * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
@@ -87,6 +101,12 @@ void BM_ReluChain_tapeflow(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * kChainBytes);
 }
 BENCHMARK(BM_ReluChain_tapeflow)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void BM_ReluChain_CheckNumerics(benchmark::State& state) {
+  tf::CheckNumericsGuard checks;
+  BM_ReluChain_tapeflow(state);
+}
+BENCHMARK(BM_ReluChain_CheckNumerics)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 void BM_ReluChain_memcpy(benchmark::State& state) {
   std::vector<float> src(size_t(kRows * kCols), 1.f), dst(size_t(kRows * kCols));

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "core/errors.h"
 #include "devices/device_manager.h"
+#include "eager/check_numerics.h"
 #include "eager/symbolic.h"
 
 namespace tapeflow {
@@ -201,6 +202,10 @@ class EagerContext final : public ExecutionContext {
                        call.attrs};
     absl::Status st = fn(kctx);
     if (!st.ok()) throw_op_error(call, st);
+    if (check_numerics_enabled()) [[unlikely]] {
+      st = internal::check_outputs_finite(outputs, absl::MakeConstSpan(in.ptrs.data(), in.ptrs.size()));
+      if (!st.ok()) throw_op_error(call, st);
+    }
   }
 
   static void notify(const OpCall& call, ThreadState& ts, absl::Span<const Tensor> outputs) {

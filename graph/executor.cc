@@ -10,6 +10,7 @@
 #include "core/errors.h"
 #include "devices/cpu/thread_pool.h"
 #include "devices/device_manager.h"
+#include "eager/check_numerics.h"
 #include "eager/context.h"
 #include "eager/ops/binary.h"
 #include "graph/graph_ops.h"
@@ -203,8 +204,12 @@ std::unique_ptr<Plan> Plan::compile(const Graph& graph, const Request& request, 
     plan->steps_ = std::move(kept);
   }
 
-  plan->fuse_matmul_updates();
-  plan->fuse_elementwise_chains();
+  // With check_numerics on, every node's own output is checked: nothing runs fused (the session
+  // keys its plans by the flag).
+  if (!check_numerics_enabled()) {
+    plan->fuse_matmul_updates();
+    plan->fuse_elementwise_chains();
+  }
 
   // Last uses, consumer counts, and the dependency structure for parallel runs.
   std::vector<int> last_use(static_cast<size_t>(slots), -1);
@@ -659,6 +664,11 @@ void Plan::run_step(const PlanStep& step, RunContext& rc) const {
                          absl::MakeSpan(outputs, static_cast<size_t>(step.num_outputs)), *attrs};
       absl::Status st = step.kernel(kctx);
       if (!st.ok()) throw_node_error(node, with_op_prefix(st, node.op->api_name));
+      if (check_numerics_enabled()) [[unlikely]] {
+        st = internal::check_outputs_finite(absl::MakeConstSpan(outputs, static_cast<size_t>(step.num_outputs)),
+                                            absl::MakeConstSpan(inputs.data(), inputs.size()));
+        if (!st.ok()) throw_node_error(node, with_op_prefix(st, node.op->api_name));
+      }
       break;
     }
   }

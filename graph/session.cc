@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
 #include "devices/cpu/thread_pool.h"
+#include "eager/check_numerics.h"
 #include "eager/context.h"
 #include "graph/executor.h"
 #include "graph/graph_context.h"
@@ -15,12 +16,6 @@
 namespace tapeflow {
 
 namespace {
-
-std::string shape_text(const Shape& s) {
-  std::string out = "(";
-  for (int i = 0; i < s.rank(); ++i) absl::StrAppend(&out, i ? ", " : "", s.dim(i) < 0 ? std::string("?") : absl::StrCat(s.dim(i)));
-  return out + (s.rank() == 1 ? ",)" : ")");
-}
 
 TensorRef ref_of(const Graph& graph, const Tensor& t, const char* what, std::source_location loc) {
   if (!t.defined()) throw InvalidArgumentError(absl::StrCat("[Session.run] a ", what, " is an empty tensor"), loc);
@@ -86,9 +81,9 @@ std::vector<Tensor> Session::run(const std::vector<Fetch>& fetches, const FeedLi
                                               " for Tensor '", tensor.name(), "', which has dtype ", dtype_name(want)),
                                  loc);
     if (!value.shape().is_compatible_with(tensor.shape()))
-      throw InvalidArgumentError(absl::StrCat("[Session.run] Cannot feed value of shape ", shape_text(value.shape()),
+      throw InvalidArgumentError(absl::StrCat("[Session.run] Cannot feed value of shape ", value.shape().to_string(),
                                               " for Tensor '", tensor.name(), "', which has shape ",
-                                              shape_text(tensor.shape())),
+                                              tensor.shape().to_string()),
                                  loc);
     for (const TensorRef& seen : request.feeds)
       if (seen == ref)
@@ -132,6 +127,7 @@ std::vector<Tensor> Session::run(const std::vector<Fetch>& fetches, const FeedLi
     absl::StrAppend(&key, "g", t.id(), ";");
   }
 
+  if (check_numerics_enabled()) key += "checked;";  // an unfused plan (Plan::compile)
   std::shared_ptr<const Plan> plan;
   {
     std::lock_guard<std::mutex> lock(mu_);
