@@ -1,6 +1,8 @@
 #include "tape/gradient_tape.h"
 
 #include <algorithm>
+#include <mutex>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -23,6 +25,17 @@ namespace {
 bool carries_gradient(const Tensor& t) { return t.defined() && is_floating(t.dtype()); }
 std::string where(const std::source_location& loc) {
   return loc.line() ? format_location(loc) : std::string("an unknown line");
+}
+
+// The live tapes, newest last, so that an unrecorded target's error can name the tape that did
+// record it. Never destroyed: a tape may outlive static destruction (a REPL's global).
+struct LiveTapes {
+  std::mutex mu;
+  std::vector<const GradientTape*> tapes;
+};
+LiveTapes& live_tapes() {
+  static LiveTapes* live = new LiveTapes();
+  return *live;
 }
 }  // namespace
 
@@ -68,10 +81,18 @@ GradientTape::GradientTape(bool persistent, bool watch_accessed_variables, std::
   }
   add_op_observer(this);
   registered_ = true;
+  LiveTapes& live = live_tapes();
+  std::lock_guard<std::mutex> lock(live.mu);
+  live.tapes.push_back(this);
 }
 
 GradientTape::~GradientTape() {
   if (registered_) remove_op_observer(this);
+  {
+    LiveTapes& live = live_tapes();
+    std::lock_guard<std::mutex> lock(live.mu);
+    std::erase(live.tapes, this);
+  }
   release_records();  // hands the storage on (Note [Tape storage reuse])
 }
 
@@ -80,8 +101,15 @@ bool GradientTape::is_tracked(const Tensor& t) const { return t.defined() && tra
 // A leaf; a tensor that is already an op's output keeps its producer.
 void GradientTape::track(const Tensor& t) { tracked_.try_emplace(t.impl(), Producer{kLeaf, 0}); }
 
+void GradientTape::mark_reached(const Tensor& t) {
+  if (t.defined() && reached_.insert(t.impl()).second) reached_alive_.push_back(t);
+}
+
 void GradientTape::watch(const Tensor& t) {
-  if (!carries_gradient(t)) return;  // integer and bool tensors have no gradient
+  if (!carries_gradient(t)) {  // integer and bool tensors have no gradient
+    mark_reached(t);
+    return;
+  }
   watched_.push_back(t);
   track(t);
 }
@@ -108,18 +136,25 @@ void GradientTape::on_variable_read(const Variable& variable, const Tensor& valu
 }
 
 void GradientTape::on_op(const OpCall& call, absl::Span<const Tensor> outputs) {
-  if (paused_ || (used_ && !persistent_) || !call.op.differentiable) return;
+  if (paused_ || (used_ && !persistent_)) return;
   absl::InlinedVector<Producer, 4> producers(call.inputs.size());
-  bool any = false;
+  bool any = false, reached = false;
   for (size_t i = 0; i < call.inputs.size(); ++i) {
     const Tensor& t = call.inputs[i];
     if (!t.defined()) continue;
     if (auto it = tracked_.find(t.impl()); it != tracked_.end()) {
       producers[i] = it->second;
       any = true;
+    } else if (!reached_.empty() && reached_.contains(t.impl())) {
+      reached = true;
     }
   }
-  if (!any) return;
+  if (!any || !call.op.differentiable) {
+    if (any || reached) {
+      for (const Tensor& o : outputs) mark_reached(o);
+    }
+    return;
+  }
   const auto index = static_cast<int32_t>(records_.size());
   Record& rec = records_.emplace_back();  // filled in place: no temporaries to move and destroy
   rec.op = &call.op;
@@ -129,7 +164,10 @@ void GradientTape::on_op(const OpCall& call, absl::Span<const Tensor> outputs) {
   rec.attrs = call.attrs;
   rec.loc = call.loc;
   for (size_t o = 0; o < outputs.size(); ++o) {
-    if (!carries_gradient(outputs[o])) continue;
+    if (!carries_gradient(outputs[o])) {
+      mark_reached(outputs[o]);
+      continue;
+    }
     tracked_.insert_or_assign(outputs[o].impl(), Producer{index, static_cast<int32_t>(o)});
   }
 }
@@ -159,6 +197,29 @@ void GradientTape::check_usable(std::source_location loc) const {
         "(created at ", where(created_at_), ") already did. Create it with persistent=true to ask again."), loc);
 }
 
+void GradientTape::throw_unrecorded_target(const Tensor& target, std::source_location loc) const {
+  const GradientTape* recorder = nullptr;
+  {
+    LiveTapes& live = live_tapes();
+    std::lock_guard<std::mutex> lock(live.mu);
+    for (auto it = live.tapes.rbegin(); it != live.tapes.rend() && !recorder; ++it) {
+      // Another thread's tape may be recording right now: only this thread's are read.
+      if (*it != this && (*it)->thread_ == thread_ && (*it)->is_tracked(target)) recorder = *it;
+    }
+  }
+  if (recorder) {
+    const GradientTape* other = recorder;
+    throw InvalidArgumentError(absl::StrCat(
+        "[gradient] The target (made at ", where(target.origin()), ") was recorded by another tape (created at ",
+        where(other->created_at_), "), not by this one (created at ", where(created_at_),
+        "): ask that tape for the gradient, or nest the tapes so that this one sees the ops."), loc);
+  }
+  throw InvalidArgumentError(absl::StrCat(
+      "[gradient] The target (made at ", where(target.origin()), ") was not recorded by this tape (created at ",
+      where(created_at_), "): it was computed before the tape started, or from no tensor the tape watches "
+      "(watch() a tensor, or read a trainable variable, while the tape records)."), loc);
+}
+
 std::vector<Tensor> GradientTape::backward(const Tensor& target, const std::vector<Source>& sources,
                                            const Tensor& seed, Unconnected unconnected,
                                            std::source_location loc) {
@@ -167,12 +228,12 @@ std::vector<Tensor> GradientTape::backward(const Tensor& target, const std::vect
     throw FailedPreconditionError(absl::StrCat(
         "[gradient] This tape (created at ", where(created_at_), ") belongs to another thread: a tape records "
         "only the ops of the thread that created it, and its gradient must be asked on that thread"), loc);
-  if (!is_tracked(target))
-    throw InvalidArgumentError(absl::StrCat(
-        "[gradient] The target (made at ", where(target.origin()),
-        ") was not recorded by this tape (created at ", where(created_at_),
-        "): it depends on no watched tensor or trainable variable read while the tape was active, or it was "
-        "computed before the tape started."), loc);
+  // Note [Non-differentiable paths]: a target computed from watched tensors only through
+  // non-differentiable ops (cast to an integer, a comparison, stop_gradient) has no gradient: each
+  // source gets none, or zeros when asked (TensorFlow returns None). Only a target this tape never
+  // saw at all is an error, which says whether another tape recorded it.
+  const bool no_differentiable_path = !is_tracked(target) && reached_.contains(target.impl());
+  if (!is_tracked(target) && !no_differentiable_path) throw_unrecorded_target(target, loc);
 
   // Ids of each source (a variable's are the values read from it while recording).
   std::vector<absl::InlinedVector<Id, 1>> source_ids(sources.size());
@@ -256,7 +317,7 @@ std::vector<Tensor> GradientTape::backward(const Tensor& target, const std::vect
   } else {
     initial = ones_like(target);
   }
-  grad_slot(tracked_.at(target.impl()), target.impl()) = initial;
+  if (!no_differentiable_path) grad_slot(tracked_.at(target.impl()), target.impl()) = initial;
 
   absl::flat_hash_map<const OpDef*, GradFn> fns;  // find_gradient compares names: once per op type
   for (size_t r = records_.size(); r-- > 0;) {
@@ -325,7 +386,9 @@ std::vector<Tensor> GradientTape::backward(const Tensor& target, const std::vect
                                      [&](Id id) { return tracked_.contains(id); });
     throw InvalidArgumentError(absl::StrCat(
         "[gradient] ", what, " is not connected to the target: ",
-        watched ? "it was watched, but the target does not depend on it"
+        no_differentiable_path ? "the target depends on the watched tensors only through ops that have no gradient "
+                                 "(an integer cast, a comparison, stop_gradient)"
+        : watched ? "it was watched, but the target does not depend on it"
                 : "it was never watched by this tape (call tape.watch(), or read the variable while the tape "
                   "records)"), loc);
   }
@@ -349,6 +412,8 @@ void GradientTape::release_records() {
   if (s && tracked_.capacity() <= 2 * kMaxSpareRecords && tracked_.capacity() > s->tracked.capacity())
     tracked_.swap(s->tracked);
   watched_.clear();
+  reached_.clear();
+  reached_alive_.clear();
   variable_reads_.clear();
 }
 

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
 #include "eager/context.h"
 #include "eager/tensor.h"
@@ -132,6 +133,8 @@ class GradientTape : public OpObserver {
 
   bool is_tracked(const Tensor& t) const;
   void track(const Tensor& t);
+  void mark_reached(const Tensor& t);
+  [[noreturn]] void throw_unrecorded_target(const Tensor& target, std::source_location loc) const;
   void check_usable(std::source_location loc) const;
   void release_records();
   struct Spare;
@@ -149,6 +152,10 @@ class GradientTape : public OpObserver {
   std::vector<Record> records_;
   absl::flat_hash_map<Id, Producer> tracked_;  // watched tensors and outputs of recorded ops
   std::vector<Tensor> watched_;                // keeps watched tensors (and so their ids) alive
+  // Note [Non-differentiable paths]: tensors computed from watched ones through no differentiable
+  // path (integer casts, comparisons, stop_gradient); kept alive so that their ids stay theirs.
+  absl::flat_hash_set<Id> reached_;
+  std::vector<Tensor> reached_alive_;
   absl::flat_hash_map<int64_t, std::vector<Tensor>> variable_reads_;  // variable id -> values read
 };
 
