@@ -319,6 +319,9 @@ Operation Graph::global_variables_initializer(std::source_location loc) const {
   return variables_initializer(global_variables(), "init", loc);
 }
 
+// One line a node: name = Type(inputs, ^control inputs) -> output dtypes and shapes, its attrs,
+// the device it asked for, and the line that made it.
+//   y = MatMul(x:0, w/read:0, ^init) -> float32[?,4] {transpose_a=false, transpose_b=false} on /device:CPU:0  # model.cc:12
 std::string Graph::to_string() const {
   std::string out;
   for (int i = 0; i < state_->num_nodes(); ++i) {
@@ -327,7 +330,12 @@ std::string Graph::to_string() const {
     for (const TensorRef& r : n.inputs) ins.push_back(absl::StrCat(state_->node(r.node).name, ":", r.index));
     for (int c : n.control_inputs) ins.push_back(absl::StrCat("^", state_->node(c).name));
     absl::StrAppend(&out, n.name, " = ", n.op->type, "(", absl::StrJoin(ins, ", "), ")");
-    if (!n.requested_device.empty()) absl::StrAppend(&out, " ", n.requested_device.to_string());
+    std::vector<std::string> outs;
+    for (const TensorSpec& o : n.outputs) outs.push_back(absl::StrCat(dtype_name(o.dtype), o.shape.to_string()));
+    absl::StrAppend(&out, " -> ", outs.empty() ? "()" : absl::StrJoin(outs, ", "));
+    if (!n.attrs.empty()) absl::StrAppend(&out, " ", n.attrs.to_string());
+    if (!n.requested_device.empty()) absl::StrAppend(&out, " on ", n.requested_device.to_string());
+    if (n.loc.line() != 0) absl::StrAppend(&out, "  # ", format_location(n.loc));
     out += "\n";
   }
   return out;

@@ -99,6 +99,27 @@ TEST(GraphTest, DeviceScopesAreRecordedAndMerged) {
   EXPECT_EQ(producer(c).device(), "");
 }
 
+TEST(GraphTest, ToStringShowsAttrsOutputsDeviceControlInputsAndLines) {
+  Graph g;
+  auto scope = g.as_default();
+  const int line = __LINE__ + 1;
+  Tensor x = placeholder(DType::kFloat32, {-1, 3}, "x");
+  Tensor w = constant(Tensor{{1.f}, {2.f}, {3.f}}, "w");
+  Tensor init = constant(Tensor(0.f), "init");
+  Tensor y;
+  {
+    auto on_cpu = device("/device:CPU:0");
+    auto deps = control_dependencies({init});
+    y = matmul(x, w, /*transpose_a=*/false, /*transpose_b=*/false);
+  }
+  const std::string text = g.to_string();
+  EXPECT_THAT(text, HasSubstr("x = Placeholder() -> float32[?,3] {dtype=float32, shape=[?,3]}  # graph_test.cc:" +
+                              std::to_string(line)));
+  EXPECT_THAT(text, HasSubstr("w = Const() -> float32[3,1]"));
+  EXPECT_THAT(text, HasSubstr("MatMul = MatMul(x:0, w:0, ^init) -> float32[?,1] {transpose_a=false, transpose_b=false} "
+                              "on /device:CPU:0  # graph_test.cc:"));
+}
+
 TEST(GraphTest, ControlDependenciesNest) {
   Graph g;
   auto scope = g.as_default();

@@ -29,7 +29,7 @@ TEST(SessionTest, FeedsAPlaceholderAsTheGuideShows) {
               HasSubstr("You must feed a value for placeholder tensor 'x:0' with dtype float32 and shape [3]"));
   EXPECT_THAT(error_of([&] { sess.run(y); }), HasSubstr("session_test.cc:"));
   EXPECT_THAT(error_of([&] { sess.run(y, {{x, 37.0}}); }),
-              HasSubstr("Cannot feed value of shape () for Tensor 'x:0', which has shape (3,)"));
+              HasSubstr("Cannot feed value of shape [] for Tensor 'x:0', which has shape [3]"));
   EXPECT_THAT(error_of([&] { sess.run(y, {{x, Tensor({1, 2, 3})}}); }),
               HasSubstr("Cannot feed a value of dtype int32 for Tensor 'x:0', which has dtype float32"));
 }
