@@ -12,7 +12,12 @@ std::string full_message(const std::string& message, const std::source_location&
 }  // namespace
 
 Error::Error(absl::StatusCode code, const std::string& message, std::source_location loc)
-    : std::runtime_error(full_message(message, loc)), code_(code), message_(message), location_(loc) {}
+    : std::runtime_error(message), code_(code), message_(message), location_(loc),
+      what_(full_message(message, loc)) {}
+
+void Error::add_context(std::string_view context) {
+  absl::StrAppend(&what_, " ", absl::string_view(context.data(), context.size()));
+}
 
 std::string format_location(const std::source_location& loc) {
   std::string_view file = loc.file_name();

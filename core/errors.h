@@ -27,11 +27,17 @@ class Error : public std::runtime_error {
   const std::string& message() const { return message_; }
   const std::source_location& location() const { return location_; }
   absl::Status status() const { return absl::Status(code_, message_); }
+  // The message, " (at file:line)", then any context added on the way up.
+  const char* what() const noexcept override { return what_.c_str(); }
+  // Appends " <context>" to what(), for a layer that rethrows the same error with where it was,
+  // e.g. "while tracing 'predict' called at main.cc:23".
+  void add_context(std::string_view context);
 
  private:
   absl::StatusCode code_;
   std::string message_;
   std::source_location location_;
+  std::string what_;
 };
 
 #define TAPEFLOW_DECLARE_ERROR(Name, Code)                                      \

@@ -259,6 +259,16 @@ std::shared_ptr<ConcreteFunction> FunctionCore::lookup(const std::vector<TensorS
   return trace(sig, body, loc);
 }
 
+std::vector<Tensor> FunctionCore::traced_body(const Body& body, const std::vector<Tensor>& args,
+                                              std::source_location loc) const {
+  try {
+    return body(args);
+  } catch (Error& e) {  // the same error, saying which trace it came from
+    e.add_context(absl::StrCat("while tracing '", options_.name, "' called at ", format_location(loc)));
+    throw;
+  }
+}
+
 std::shared_ptr<ConcreteFunction> FunctionCore::trace(const std::vector<TensorSpec>& requested, const Body& body,
                                                       std::source_location loc) {
   std::vector<TensorSpec> sig = requested;
@@ -291,7 +301,7 @@ std::shared_ptr<ConcreteFunction> FunctionCore::trace(const std::vector<TensorSp
     struct DepthGuard { ~DepthGuard() { --g_trace_depth; } } depth_guard;
     for (size_t i = 0; i < sig.size(); ++i)
       inputs.push_back(placeholder(sig[i].dtype, sig[i].shape, absl::StrCat("args_", i), loc));
-    std::vector<Tensor> results = body(inputs);
+    std::vector<Tensor> results = traced_body(body, inputs, loc);
     for (size_t i = 0; i < results.size(); ++i) {
       const Tensor& r = results[i];
       if (!r.defined())
@@ -310,7 +320,7 @@ std::shared_ptr<ConcreteFunction> FunctionCore::trace(const std::vector<TensorSp
 
 std::vector<Tensor> FunctionCore::call(const std::vector<Tensor>& args, const Body& body, std::source_location loc) {
   // Inside another trace, or with a Graph as default: add f's ops to that graph.
-  if (!current_context().is_eager()) return body(args);
+  if (!current_context().is_eager()) return traced_body(body, args, loc);
   std::vector<TensorSpec> sig;
   sig.reserve(args.size());
   for (size_t i = 0; i < args.size(); ++i) {

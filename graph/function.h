@@ -131,6 +131,8 @@ class FunctionCore {
  private:
   std::shared_ptr<ConcreteFunction> trace(const std::vector<TensorSpec>& signature, const Body& body,
                                           std::source_location loc);
+  // body(args), with "while tracing '<name>' called at <loc>" added to an error it throws.
+  std::vector<Tensor> traced_body(const Body& body, const std::vector<Tensor>& args, std::source_location loc) const;
   std::shared_ptr<ConcreteFunction> lookup(const std::vector<TensorSpec>& signature, std::source_location loc,
                                            const Body& body);
 

@@ -10,6 +10,7 @@ namespace tapeflow {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 TEST(FunctionTest, TracesOncePerSignatureAndRunsTheGraph) {
@@ -126,6 +127,21 @@ TEST(FunctionTest, ErrorsInTheBodyNameTheUsersLine) {
   auto f = function([](const Tensor& x) { return matmul(x, x); });
   EXPECT_THAT(error_of([&] { f(Tensor({1.f, 2.f})); }), HasSubstr("[matmul]"));
   EXPECT_EQ(f.trace_count(), 1);
+}
+
+TEST(FunctionTest, AnErrorInsideATraceSaysWhichTraceAndWhereItWasCalled) {
+  const int body_line = __LINE__ + 1;
+  auto predict = function([](const Tensor& x) { return matmul(x, x); }, FunctionOptions{.name = "predict"});
+  auto outer = function([&](const Tensor& x) { return predict(x) + 1.f; }, FunctionOptions{.name = "outer"});
+  const int call_line = __LINE__ + 1;
+  const std::string message = error_of([&] { predict(Tensor({1.f, 2.f})); });
+  EXPECT_THAT(message, HasSubstr("[matmul]"));
+  EXPECT_THAT(message, HasSubstr("(at function_test.cc:" + std::to_string(body_line) +
+                                 ") while tracing 'predict' called at function_test.cc:" + std::to_string(call_line)));
+  // Nested traces add one line each, innermost first; the error keeps its type.
+  EXPECT_THAT(error_of([&] { outer(Tensor({1.f, 2.f})); }),
+              AllOf(HasSubstr("while tracing 'predict' called at function_test.cc:"),
+                    HasSubstr("while tracing 'outer' called at function_test.cc:")));
 }
 
 }  // namespace
