@@ -1,5 +1,6 @@
 // The models the ONNX export tests export: the tutorials' MLP and CNN (smaller widths, the same
-// layers) and one function that uses every other op the export converts. Shared by
+// layers) one function that uses every other op the export converts, and convolutions over images of
+// unknown size. Shared by
 // onnx_test.cc (structure) and onnx/onnx_cases.cc (files for onnx's checker and ONNX Runtime).
 #pragma once
 
@@ -81,6 +82,13 @@ inline ExportedCase ops_case() {
   };
   return export_case("ops", fn, {{DType::kFloat32, {2, 3, 4}}, {DType::kFloat32, {1, 6, 6, 2}}},
                      {pattern({2, 3, 4}, 1.5f, 3), pattern({1, 6, 6, 2}, 1.f, 4)});
+}
+
+// Convolution and pooling over images of unknown size: SAME padding becomes auto_pad.
+inline ExportedCase dynamic_conv_case() {
+  const Tensor k = pattern({3, 3, 2, 4}, 0.5f, 5);
+  auto fn = [k](const Tensor& img) { return max_pool(relu(conv2d(img, k, {2, 2}, "SAME")), {3, 3}, {2, 2}, "SAME"); };
+  return export_case("dynamic_conv", fn, {{DType::kFloat32, {-1, -1, -1, 2}}}, {pattern({2, 7, 9, 2}, 1.f, 6)});
 }
 
 }  // namespace tapeflow::onnx_test

@@ -221,6 +221,21 @@ TEST(OnnxExportTest, OpsCaseUsesOnnxFormsOfEveryConvertedOp) {
   EXPECT_EQ(transposed_operands, 1);
 }
 
+TEST(OnnxExportTest, UnknownImageSizesPadWithAutoPadSameUpper) {
+  const onnx::GraphProto g = parse(onnx_test::dynamic_conv_case().bytes).graph();
+  expect_well_formed(g);
+  std::vector<std::string> params;
+  EXPECT_THAT(dims_of(g.input(0), &params), ElementsAre(-1, -1, -1, 2));
+  EXPECT_THAT(params, ElementsAre("args_0_d0", "args_0_d1", "args_0_d2", ""));
+  for (const char* op : {"Conv", "MaxPool"}) {
+    const onnx::NodeProto& n = *first_node(g, op);
+    EXPECT_THAT(ints_attr(n, "pads"), ElementsAre(-999)) << op;  // not set
+    bool same_upper = false;
+    for (const auto& a : n.attribute()) same_upper |= a.name() == "auto_pad" && a.s() == "SAME_UPPER";
+    EXPECT_TRUE(same_upper) << op;
+  }
+}
+
 TEST(OnnxExportTest, GraphOverloadFreezesTensorsAndAddsIdentitiesForPassThroughOutputs) {
   Graph g;
   Tensor x, scale, y;
@@ -312,6 +327,14 @@ TEST(OnnxExportTest, WritesTheFileAtomicallyAndReportsBadPaths) {
   ASSERT_EQ(og.initializer_size(), 1);
   EXPECT_EQ(og.initializer(0).name(), "w");  // the variable's node name
   EXPECT_THAT(floats_of(og.initializer(0)), ElementsAreArray(w.read().to_vector<float>()));
+  // Two reads of one variable share its initializer.
+  auto twice = function([&](const Tensor& x) { return matmul(x, w) - matmul(x * 2.f, w); });
+  const onnx::GraphProto og2 = parse(onnx_model_bytes(twice.get_concrete_function({{DType::kFloat32, {1, 3}}}))).graph();
+  expect_well_formed(og2);
+  ASSERT_EQ(og2.initializer_size(), 2);  // w and the scalar 2
+  int reads_of_w = 0;
+  for (const auto& n : og2.node()) reads_of_w += n.op_type() == "MatMul" && n.input(1) == "w";
+  EXPECT_EQ(reads_of_w, 2);
   // The value is the variable's value now: an assignment shows in the next export.
   w.assign(Tensor({{1.f, 2.f}, {3.f, 4.f}, {5.f, 6.f}}));
   EXPECT_THAT(floats_of(parse(onnx_model_bytes(cf)).graph().initializer(0)), ElementsAre(1, 2, 3, 4, 5, 6));

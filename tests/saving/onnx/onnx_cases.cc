@@ -40,7 +40,8 @@ void write_file(const std::filesystem::path& path, const std::string& bytes) {
 void write_cases(const std::filesystem::path& dir) {
   std::filesystem::create_directories(dir);
   nlohmann::json manifest = nlohmann::json::array();
-  for (const auto& make : {tapeflow::onnx_test::mlp_case, tapeflow::onnx_test::cnn_case, tapeflow::onnx_test::ops_case}) {
+  using namespace tapeflow::onnx_test;
+  for (const auto& make : {mlp_case, cnn_case, ops_case, dynamic_conv_case}) {
     const tapeflow::onnx_test::ExportedCase c = make();
     const std::string file = c.name + ".onnx";
     write_file(dir / file, c.bytes);
