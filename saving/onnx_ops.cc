@@ -530,7 +530,7 @@ const absl::flat_hash_map<std::string, Converter>& converters() {
       {"Maximum", same("Max")}, {"Minimum", same("Min")}, {"Equal", same("Equal")},
       {"NotEqual", chain("Equal", "Not")}, {"Less", same("Less")}, {"LessEqual", same("LessOrEqual")},
       {"Greater", same("Greater")}, {"GreaterEqual", same("GreaterOrEqual")}, {"LogicalAnd", same("And")},
-      {"LogicalOr", same("Or")},
+      {"LogicalOr", same("Or")}, {"Select", same("Where")},
       {"Cast", cast}, {"MatMul", matmul},
       {"Conv2D", conv2d}, {"MaxPool", pool("MaxPool")}, {"AvgPool", pool("AveragePool")},
       {"Reshape", reshape}, {"ExpandDims", expand_dims}, {"Squeeze", squeeze}, {"Transpose", transpose},

@@ -78,7 +78,7 @@ inline ExportedCase ops_case() {
                        cast(less_equal(r, 0.5f), DType::kFloat32) * 2.f;
     const Tensor conv = conv2d(img, k, {2, 2}, "SAME");                            // [1, 3, 3, 3]
     const Tensor pooled = avg_pool(conv, {2, 2}, {1, 1}, "SAME") + max_pool(conv, {3, 3}, {1, 1}, "SAME");
-    return {r + cmp, argmax(r, 1), argmin(r, 0, DType::kInt32), pooled, cast(r * 10.f, DType::kInt32)};
+    return {where(greater(r, 1.f), r + cmp, -r), argmax(r, 1), argmin(r, 0, DType::kInt32), pooled, cast(r * 10.f, DType::kInt32)};
   };
   return export_case("ops", fn, {{DType::kFloat32, {2, 3, 4}}, {DType::kFloat32, {1, 6, 6, 2}}},
                      {pattern({2, 3, 4}, 1.5f, 3), pattern({1, 6, 6, 2}, 1.f, 4)});

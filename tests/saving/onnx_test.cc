@@ -202,7 +202,7 @@ TEST(OnnxExportTest, OpsCaseUsesOnnxFormsOfEveryConvertedOp) {
                          "Sigmoid", "Tanh", "Floor", "Sign", "Max", "Min", "Neg", "Pow", "MatMul", "Transpose",
                          "Concat", "Tile", "Slice", "Gather", "Unsqueeze", "Squeeze", "Pad", "ReduceSum", "ReduceMax",
                          "ReduceMin", "ReduceProd", "Greater", "Equal", "Not", "And", "LessOrEqual", "Cast", "Conv",
-                         "AveragePool", "MaxPool", "ArgMax", "ArgMin", "Reshape", "Abs"})
+                         "AveragePool", "MaxPool", "ArgMax", "ArgMin", "Reshape", "Abs", "Where"})
     EXPECT_TRUE(ops.contains(op)) << op;
   // Conv 3x3 stride 2 SAME on 6x6: TensorFlow pads 0 before and 1 after.
   EXPECT_THAT(ints_attr(*first_node(g, "Conv"), "pads"), ElementsAre(0, 0, 1, 1));
