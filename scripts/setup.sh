@@ -18,6 +18,8 @@ TF_PACKAGES=(
   libopenblas-dev zlib1g-dev ccache
   libprotobuf-dev protobuf-compiler  # GraphDef and saved-model signatures (TensorFlow's wire format)
   nlohmann-json3-dev       # safetensors checkpoint headers
+  libonnx-dev              # ONNX's onnx.proto, compiled for export_onnx (the library is not linked)
+  python3-onnx             # onnx.checker, for the ONNX export test (tests/saving/onnx)
   graphviz                 # dot: renders exported graphs (tests of the DOT export)
   clang-tools-22           # clang-repl-22, for the REPL test
   gdb                      # the pretty-printer test (tests/gdb)

@@ -1,0 +1,552 @@
+// The op converters of the ONNX export: each TensorFlow op type (as to_graph_def writes it,
+// OpDef::tf_form) -> ONNX opset 17 nodes. Also the graph builder they write through.
+//
+// Note [NHWC in ONNX]
+// tapeflow convolves and pools NHWC images with HWIO filters (TensorFlow's layout); ONNX's Conv,
+// MaxPool and AveragePool are NCHW with OIHW weights. Each such node becomes
+//   Transpose(perm 0,3,1,2) -> Conv / pool -> Transpose(perm 0,2,3,1)
+// so the graph's tensors keep tapeflow's layout everywhere else. A filter whose value is known
+// (a variable, a constant) is written transposed to OIHW as its own initializer; a computed one
+// gets a Transpose(perm 3,2,0,1). SAME padding becomes explicit pads (TensorFlow puts the odd
+// pixel after: pad_before = total / 2) when the spatial sizes are known, else auto_pad
+// SAME_UPPER, which is the same rule. AveragePool leaves the padding out of the mean, as
+// TensorFlow does (count_include_pad = 0).
+#include <cstring>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/dtype.h"
+#include "core/errors.h"
+#include "graph/graph_def.h"
+#include "saving/onnx_convert.h"
+
+namespace tapeflow::onnx_internal {
+
+// ---- values ----
+
+onnx::TensorProto::DataType onnx_dtype(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return onnx::TensorProto::FLOAT;
+    case DType::kFloat64: return onnx::TensorProto::DOUBLE;
+    case DType::kInt32: return onnx::TensorProto::INT32;
+    case DType::kInt64: return onnx::TensorProto::INT64;
+    case DType::kUInt8: return onnx::TensorProto::UINT8;
+    case DType::kBool: return onnx::TensorProto::BOOL;
+  }
+  return onnx::TensorProto::UNDEFINED;
+}
+
+void tensor_to_onnx(const Tensor& value, const std::string& name, onnx::TensorProto* out) {
+  out->set_name(name);
+  out->set_data_type(onnx_dtype(value.dtype()));
+  for (int64_t d : value.shape().dims()) out->add_dims(d);
+  // raw_data: little-endian, one byte per bool, as tapeflow stores them.
+  std::string bytes(static_cast<size_t>(value.num_elements()) * dtype_size(value.dtype()), '\0');
+  if (!bytes.empty()) value.copy_to_host(bytes.data());
+  out->set_raw_data(std::move(bytes));
+}
+
+std::pair<std::string, int> split_tensor_name(absl::string_view tensor) {
+  const size_t colon = tensor.rfind(':');
+  if (colon != absl::string_view::npos) {
+    int index = 0;
+    bool digits = colon + 1 < tensor.size();
+    for (char c : tensor.substr(colon + 1)) {
+      digits = digits && c >= '0' && c <= '9';
+      if (digits) index = index * 10 + (c - '0');
+    }
+    if (digits) return {std::string(tensor.substr(0, colon)), index};
+  }
+  return {std::string(tensor), 0};
+}
+
+// ---- the builder ----
+
+std::string OnnxGraphBuilder::fresh(absl::string_view base) {
+  std::string name(base);
+  for (int i = 1; !used_.insert(name).second; ++i) name = absl::StrCat(base, "_", i);
+  return name;
+}
+
+std::string OnnxGraphBuilder::value(const std::string& tf_tensor) const {
+  auto it = renamed_.find(tf_tensor);
+  return it == renamed_.end() ? tf_tensor : it->second;
+}
+
+std::string OnnxGraphBuilder::use(const std::string& tf_tensor) {
+  std::string name = value(tf_tensor);
+  if (auto it = pending_.find(name); it != pending_.end()) {
+    tensor_to_onnx(it->second, name, graph_->add_initializer());
+    pending_.erase(it);
+  }
+  return name;
+}
+
+onnx::NodeProto* OnnxGraphBuilder::add_node(absl::string_view op_type, const std::string& name,
+                                            const std::vector<std::string>& inputs,
+                                            const std::vector<std::string>& outputs) {
+  onnx::NodeProto* n = graph_->add_node();
+  n->set_op_type(std::string(op_type));
+  n->set_name(name);
+  for (const std::string& i : inputs) n->add_input(i);
+  for (const std::string& o : outputs) n->add_output(o);
+  return n;
+}
+
+std::string OnnxGraphBuilder::add_initializer(absl::string_view base, const Tensor& value) {
+  std::string name = fresh(base);
+  tensor_to_onnx(value, name, graph_->add_initializer());
+  return name;
+}
+
+void OnnxGraphBuilder::add_initializer_named(const std::string& name, const Tensor& value) {
+  used_.insert(name);
+  tensor_to_onnx(value, name, graph_->add_initializer());
+}
+
+std::string OnnxGraphBuilder::add_int64s(absl::string_view base, const std::vector<int64_t>& values) {
+  return add_initializer(base, Tensor(values, Shape{static_cast<int64_t>(values.size())}));
+}
+
+// ---- the node context ----
+
+NodeContext::NodeContext(const proto::NodeDef& def, OnnxGraphBuilder& builder, const Lookups& lookups)
+    : def_(def), builder_(builder), lookups_(lookups) {
+  for (const std::string& in : def.input())
+    if (!in.starts_with("^")) inputs_.push_back(split_tensor_name(in).second == 0 ? split_tensor_name(in).first : in);
+}
+
+std::string NodeContext::out(int k) const {
+  return builder_.value(k == 0 ? def_.name() : absl::StrCat(def_.name(), ":", k));
+}
+
+absl::StatusOr<TensorSpec> NodeContext::in_spec(int i) const {
+  if (i >= num_inputs()) return absl::InternalError(absl::StrCat("node has no input ", i));
+  auto it = lookups_.specs.find(inputs_[i]);
+  if (it == lookups_.specs.end()) return absl::InternalError(absl::StrCat("no dtype and shape for '", inputs_[i], "'"));
+  return it->second;
+}
+
+absl::StatusOr<TensorSpec> NodeContext::out_spec(int k) const {
+  const std::string t = k == 0 ? def_.name() : absl::StrCat(def_.name(), ":", k);
+  auto it = lookups_.specs.find(t);
+  if (it == lookups_.specs.end()) return absl::InternalError(absl::StrCat("no dtype and shape for '", t, "'"));
+  return it->second;
+}
+
+const Tensor* NodeContext::const_value(int i) const {
+  if (i >= num_inputs()) return nullptr;
+  auto it = lookups_.values.find(inputs_[i]);
+  return it == lookups_.values.end() ? nullptr : &it->second;
+}
+
+absl::StatusOr<std::vector<int64_t>> NodeContext::const_ints(int i) const {
+  const Tensor* v = const_value(i);
+  if (v == nullptr)
+    return absl::UnimplementedError(absl::StrCat("input ", i, " is computed; ONNX export needs it constant"));
+  if (v->dtype() == DType::kInt32) {
+    const std::vector<int32_t> w = v->to_vector<int32_t>();
+    return std::vector<int64_t>(w.begin(), w.end());
+  }
+  if (v->dtype() == DType::kInt64) return v->to_vector<int64_t>();
+  return absl::InternalError(absl::StrCat("constant input ", i, " is ", dtype_name(v->dtype()), ", not an integer"));
+}
+
+absl::StatusOr<const proto::AttrValue*> NodeContext::attr(absl::string_view name) const {
+  auto it = def_.attr().find(std::string(name));
+  if (it == def_.attr().end()) return absl::InternalError(absl::StrCat("attr '", name, "' is missing"));
+  return &it->second;
+}
+
+absl::StatusOr<std::vector<int64_t>> NodeContext::attr_ints(absl::string_view name) const {
+  TF_ASSIGN_OR_RETURN(const proto::AttrValue* v, attr(name));
+  return std::vector<int64_t>(v->list().i().begin(), v->list().i().end());
+}
+
+onnx::NodeProto* NodeContext::emit(absl::string_view op_type, const std::vector<std::string>& inputs,
+                                   const std::vector<std::string>& outputs) {
+  const std::string node_name = emitted_++ == 0 ? name() : builder_.fresh(absl::StrCat(name(), "/", op_type));
+  return builder_.add_node(op_type, node_name, inputs, outputs);
+}
+
+std::string NodeContext::temp(absl::string_view what) { return builder_.fresh(absl::StrCat(name(), "/", what)); }
+
+// ---- converters ----
+
+namespace {
+
+void set_ints(onnx::NodeProto* n, const char* name, const std::vector<int64_t>& values) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+}
+void set_int(onnx::NodeProto* n, const char* name, int64_t value) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+void set_float(onnx::NodeProto* n, const char* name, float value) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(value);
+}
+void set_string(onnx::NodeProto* n, const char* name, const std::string& value) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(value);
+}
+
+Tensor scalar_of(DType dtype, double value) {
+  return dispatch_dtype(dtype, [&]<typename T>() { return Tensor(static_cast<T>(value)); });
+}
+
+Converter same(absl::string_view onnx_op) {
+  return [op = std::string(onnx_op)](NodeContext& n) {
+    std::vector<std::string> ins;
+    for (int i = 0; i < n.num_inputs(); ++i) ins.push_back(n.in(i));
+    n.emit(op, ins, {n.out()});
+    return absl::OkStatus();
+  };
+}
+
+// Two ONNX ops in a row: second(first(inputs)).
+Converter chain(absl::string_view first, absl::string_view second) {
+  return [first = std::string(first), second = std::string(second)](NodeContext& n) {
+    std::vector<std::string> ins;
+    for (int i = 0; i < n.num_inputs(); ++i) ins.push_back(n.in(i));
+    const std::string mid = n.temp(first);
+    n.emit(first, ins, {mid});
+    n.emit(second, {mid}, {n.out()});
+    return absl::OkStatus();
+  };
+}
+
+absl::Status square(NodeContext& n) {
+  const std::string x = n.in(0);
+  n.emit("Mul", {x, x}, {n.out()});
+  return absl::OkStatus();
+}
+
+absl::Status log1p(NodeContext& n) {
+  TF_ASSIGN_OR_RETURN(TensorSpec x, n.in_spec(0));
+  const std::string one = n.builder().add_initializer(absl::StrCat(n.name(), "/one"), scalar_of(x.dtype, 1));
+  const std::string sum = n.temp("plus_one");
+  n.emit("Add", {n.in(0), one}, {sum});
+  n.emit("Log", {sum}, {n.out()});
+  return absl::OkStatus();
+}
+
+absl::Status relu6(NodeContext& n) {
+  TF_ASSIGN_OR_RETURN(TensorSpec x, n.in_spec(0));
+  const std::string lo = n.builder().add_initializer(absl::StrCat(n.name(), "/min"), scalar_of(x.dtype, 0));
+  const std::string hi = n.builder().add_initializer(absl::StrCat(n.name(), "/max"), scalar_of(x.dtype, 6));
+  n.emit("Clip", {n.in(0), lo, hi}, {n.out()});
+  return absl::OkStatus();
+}
+
+absl::Status leaky_relu(NodeContext& n) {
+  TF_ASSIGN_OR_RETURN(const proto::AttrValue* alpha, n.attr("alpha"));
+  set_float(n.emit("LeakyRelu", {n.in(0)}, {n.out()}), "alpha", alpha->f());
+  return absl::OkStatus();
+}
+
+absl::Status cast(NodeContext& n) {
+  TF_ASSIGN_OR_RETURN(TensorSpec y, n.out_spec());
+  set_int(n.emit("Cast", {n.in(0)}, {n.out()}), "to", onnx_dtype(y.dtype));
+  return absl::OkStatus();
+}
+
+// The permutation that swaps the last two axes of a rank-r tensor.
+std::vector<int64_t> swap_last_two(int rank) {
+  std::vector<int64_t> perm(rank);
+  for (int i = 0; i < rank; ++i) perm[i] = i;
+  if (rank >= 2) std::swap(perm[rank - 1], perm[rank - 2]);
+  return perm;
+}
+
+absl::Status matmul(NodeContext& n) {
+  std::string operands[2];
+  for (int i = 0; i < 2; ++i) {
+    TF_ASSIGN_OR_RETURN(const proto::AttrValue* t, n.attr(i == 0 ? "transpose_a" : "transpose_b"));
+    operands[i] = n.in(i);
+    if (!t->b()) continue;
+    TF_ASSIGN_OR_RETURN(TensorSpec spec, n.in_spec(i));
+    const std::string transposed = n.temp(i == 0 ? "a_transposed" : "b_transposed");
+    set_ints(n.emit("Transpose", {operands[i]}, {transposed}), "perm", swap_last_two(spec.shape.rank()));
+    operands[i] = transposed;
+  }
+  n.emit("MatMul", {operands[0], operands[1]}, {n.out()});
+  return absl::OkStatus();
+}
+
+// ---- NHWC convolutions and pools (Note [NHWC in ONNX]) ----
+
+absl::Status check_nhwc(NodeContext& n) {
+  TF_ASSIGN_OR_RETURN(const proto::AttrValue* format, n.attr("data_format"));
+  if (format->s() != "NHWC")
+    return absl::UnimplementedError(absl::StrCat("data_format ", format->s(), " (only NHWC is exported)"));
+  return absl::OkStatus();
+}
+
+// [1, h, w, 1] -> {h, w}
+absl::StatusOr<std::vector<int64_t>> spatial(NodeContext& n, absl::string_view attr) {
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> v, n.attr_ints(attr));
+  if (v.size() != 4) return absl::InternalError(absl::StrCat("attr '", attr, "' does not have 4 entries"));
+  return std::vector<int64_t>{v[1], v[2]};
+}
+
+// Sets pads (or auto_pad) on an NCHW node for TensorFlow's padding over input dims (h, w).
+absl::Status set_padding(NodeContext& n, onnx::NodeProto* node, const Shape& input_nhwc,
+                         const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
+                         const std::vector<int64_t>& dilations) {
+  TF_ASSIGN_OR_RETURN(const proto::AttrValue* padding, n.attr("padding"));
+  if (padding->s() == "VALID") {
+    set_ints(node, "pads", {0, 0, 0, 0});
+    return absl::OkStatus();
+  }
+  if (padding->s() != "SAME") return absl::UnimplementedError(absl::StrCat("padding ", padding->s()));
+  const int64_t in[2] = {input_nhwc.dim(1), input_nhwc.dim(2)};
+  if (in[0] < 0 || in[1] < 0 || kernel[0] < 0 || kernel[1] < 0) {
+    set_string(node, "auto_pad", "SAME_UPPER");  // TensorFlow's rule, Note [NHWC in ONNX]
+    return absl::OkStatus();
+  }
+  std::vector<int64_t> pads(4);
+  for (int d = 0; d < 2; ++d) {
+    const int64_t out = (in[d] + strides[d] - 1) / strides[d];
+    const int64_t total = std::max<int64_t>((out - 1) * strides[d] + (kernel[d] - 1) * dilations[d] + 1 - in[d], 0);
+    pads[d] = total / 2;
+    pads[d + 2] = total - total / 2;
+  }
+  set_ints(node, "pads", pads);
+  return absl::OkStatus();
+}
+
+std::string to_nchw(NodeContext& n, const std::string& x) {
+  const std::string y = n.temp("nchw");
+  set_ints(n.emit("Transpose", {x}, {y}), "perm", {0, 3, 1, 2});
+  return y;
+}
+
+void from_nchw(NodeContext& n, const std::string& y) { set_ints(n.emit("Transpose", {y}, {n.out()}), "perm", {0, 2, 3, 1}); }
+
+// An HWIO filter's values as OIHW.
+Tensor hwio_to_oihw(const Tensor& f) {
+  const int64_t kh = f.shape().dim(0), kw = f.shape().dim(1), ci = f.shape().dim(2), co = f.shape().dim(3);
+  const size_t width = dtype_size(f.dtype());
+  std::string src(static_cast<size_t>(f.num_elements()) * width, '\0'), dst(src.size(), '\0');
+  if (!src.empty()) f.copy_to_host(src.data());
+  for (int64_t h = 0; h < kh; ++h)
+    for (int64_t w = 0; w < kw; ++w)
+      for (int64_t i = 0; i < ci; ++i)
+        for (int64_t o = 0; o < co; ++o)
+          std::memcpy(dst.data() + (((o * ci + i) * kh + h) * kw + w) * width,
+                      src.data() + (((h * kw + w) * ci + i) * co + o) * width, width);
+  return Tensor::from_host(f.dtype(), Shape{co, ci, kh, kw}, dst.data());
+}
+
+absl::Status conv2d(NodeContext& n) {
+  TF_RETURN_IF_ERROR(check_nhwc(n));
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> strides, spatial(n, "strides"));
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> dilations, spatial(n, "dilations"));
+  TF_ASSIGN_OR_RETURN(TensorSpec x, n.in_spec(0));
+  TF_ASSIGN_OR_RETURN(TensorSpec f, n.in_spec(1));
+  const std::string x_nchw = to_nchw(n, n.in(0));
+  std::string weights;
+  if (const Tensor* value = n.const_value(1)) {
+    weights = n.builder().add_initializer(absl::StrCat(n.name(), "/filter_oihw"), hwio_to_oihw(*value));
+  } else {
+    weights = n.temp("filter_oihw");
+    set_ints(n.emit("Transpose", {n.in(1)}, {weights}), "perm", {3, 2, 0, 1});
+  }
+  const std::string y = n.temp("conv_nchw");
+  onnx::NodeProto* conv = n.emit("Conv", {x_nchw, weights}, {y});
+  const std::vector<int64_t> kernel = {f.shape.dim(0), f.shape.dim(1)};
+  if (kernel[0] >= 0 && kernel[1] >= 0) set_ints(conv, "kernel_shape", kernel);
+  set_ints(conv, "strides", strides);
+  set_ints(conv, "dilations", dilations);
+  TF_RETURN_IF_ERROR(set_padding(n, conv, x.shape, kernel, strides, dilations));
+  from_nchw(n, y);
+  return absl::OkStatus();
+}
+
+Converter pool(absl::string_view onnx_op) {
+  return [op = std::string(onnx_op)](NodeContext& n) -> absl::Status {
+    TF_RETURN_IF_ERROR(check_nhwc(n));
+    TF_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, spatial(n, "ksize"));
+    TF_ASSIGN_OR_RETURN(std::vector<int64_t> strides, spatial(n, "strides"));
+    TF_ASSIGN_OR_RETURN(TensorSpec x, n.in_spec(0));
+    const std::string x_nchw = to_nchw(n, n.in(0));
+    const std::string y = n.temp("pool_nchw");
+    onnx::NodeProto* node = n.emit(op, {x_nchw}, {y});
+    set_ints(node, "kernel_shape", kernel);
+    set_ints(node, "strides", strides);
+    TF_RETURN_IF_ERROR(set_padding(n, node, x.shape, kernel, strides, {1, 1}));
+    from_nchw(n, y);
+    return absl::OkStatus();
+  };
+}
+
+// ---- shapes and layout ----
+
+absl::Status reshape(NodeContext& n) {
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> shape, n.const_ints(1));
+  const bool zero = std::find(shape.begin(), shape.end(), 0) != shape.end();
+  const bool infer = std::find(shape.begin(), shape.end(), -1) != shape.end();
+  if (zero && infer) return absl::UnimplementedError("a shape with both 0 and -1 (ONNX's Reshape cannot say it)");
+  const std::string s = n.builder().add_int64s(absl::StrCat(n.name(), "/shape"), shape);
+  onnx::NodeProto* node = n.emit("Reshape", {n.in(0), s}, {n.out()});
+  if (zero) set_int(node, "allowzero", 1);  // TensorFlow's 0 is a zero-sized dim, not "copy"
+  return absl::OkStatus();
+}
+
+absl::Status expand_dims(NodeContext& n) {
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> axis, n.const_ints(1));
+  const std::string axes = n.builder().add_int64s(absl::StrCat(n.name(), "/axes"), axis);
+  n.emit("Unsqueeze", {n.in(0), axes}, {n.out()});
+  return absl::OkStatus();
+}
+
+absl::Status squeeze(NodeContext& n) {
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> dims, n.attr_ints("squeeze_dims"));
+  std::vector<std::string> ins = {n.in(0)};
+  if (!dims.empty()) ins.push_back(n.builder().add_int64s(absl::StrCat(n.name(), "/axes"), dims));
+  n.emit("Squeeze", ins, {n.out()});
+  return absl::OkStatus();
+}
+
+absl::Status transpose(NodeContext& n) {
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> perm, n.const_ints(1));
+  set_ints(n.emit("Transpose", {n.in(0)}, {n.out()}), "perm", perm);
+  return absl::OkStatus();
+}
+
+absl::Status concat(NodeContext& n) {
+  const int count = n.num_inputs() - 1;
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> axis, n.const_ints(count));
+  std::vector<std::string> ins;
+  for (int i = 0; i < count; ++i) ins.push_back(n.in(i));
+  set_int(n.emit("Concat", ins, {n.out()}), "axis", axis.at(0));
+  return absl::OkStatus();
+}
+
+absl::Status tile(NodeContext& n) {
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> multiples, n.const_ints(1));
+  n.emit("Tile", {n.in(0), n.builder().add_int64s(absl::StrCat(n.name(), "/repeats"), multiples)}, {n.out()});
+  return absl::OkStatus();
+}
+
+absl::Status slice(NodeContext& n) {
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> begin, n.const_ints(1));
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> size, n.const_ints(2));
+  std::vector<int64_t> end(begin.size()), axes(begin.size());
+  for (size_t i = 0; i < begin.size(); ++i) {
+    end[i] = size.at(i) < 0 ? std::numeric_limits<int64_t>::max() : begin[i] + size[i];  // -1: to the end
+    axes[i] = static_cast<int64_t>(i);
+  }
+  OnnxGraphBuilder& b = n.builder();
+  n.emit("Slice",
+         {n.in(0), b.add_int64s(absl::StrCat(n.name(), "/starts"), begin), b.add_int64s(absl::StrCat(n.name(), "/ends"), end),
+          b.add_int64s(absl::StrCat(n.name(), "/axes"), axes)},
+         {n.out()});
+  return absl::OkStatus();
+}
+
+absl::Status gather(NodeContext& n) {
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> axis, n.const_ints(2));
+  TF_ASSIGN_OR_RETURN(const proto::AttrValue* batch_dims, n.attr("batch_dims"));
+  if (batch_dims->i() != 0) return absl::UnimplementedError("GatherV2 with batch_dims != 0");
+  set_int(n.emit("Gather", {n.in(0), n.in(1)}, {n.out()}), "axis", axis.at(0));
+  return absl::OkStatus();
+}
+
+absl::Status pad(NodeContext& n) {
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> pairs, n.const_ints(1));
+  const size_t rank = pairs.size() / 2;
+  std::vector<int64_t> pads(2 * rank);
+  for (size_t i = 0; i < rank; ++i) {
+    pads[i] = pairs[2 * i];
+    pads[rank + i] = pairs[2 * i + 1];
+  }
+  const std::string p = n.builder().add_int64s(absl::StrCat(n.name(), "/pads"), pads);
+  n.emit("Pad", {n.in(0), p, n.in(2)}, {n.out()});
+  return absl::OkStatus();
+}
+
+// ---- reductions ----
+
+// Sum takes its axes as an input from opset 13; Max, Min, Prod as an attribute until opset 18.
+Converter reduce(absl::string_view onnx_op, bool axes_input) {
+  return [op = std::string(onnx_op), axes_input](NodeContext& n) -> absl::Status {
+    TF_ASSIGN_OR_RETURN(std::vector<int64_t> axes, n.const_ints(1));
+    TF_ASSIGN_OR_RETURN(const proto::AttrValue* keep, n.attr("keep_dims"));
+    if (axes.empty()) {  // TensorFlow: no axes reduce nothing; ONNX: no axes reduce everything
+      n.emit("Identity", {n.in(0)}, {n.out()});
+      return absl::OkStatus();
+    }
+    onnx::NodeProto* node;
+    if (axes_input) {
+      node = n.emit(op, {n.in(0), n.builder().add_int64s(absl::StrCat(n.name(), "/axes"), axes)}, {n.out()});
+    } else {
+      node = n.emit(op, {n.in(0)}, {n.out()});
+      set_ints(node, "axes", axes);
+    }
+    set_int(node, "keepdims", keep->b() ? 1 : 0);
+    return absl::OkStatus();
+  };
+}
+
+Converter arg(absl::string_view onnx_op) {
+  return [op = std::string(onnx_op)](NodeContext& n) -> absl::Status {
+    TF_ASSIGN_OR_RETURN(std::vector<int64_t> axis, n.const_ints(1));
+    TF_ASSIGN_OR_RETURN(TensorSpec y, n.out_spec());
+    const bool int64 = y.dtype == DType::kInt64;  // ONNX's ArgMax gives int64
+    const std::string result = int64 ? n.out() : n.temp("int64");
+    onnx::NodeProto* node = n.emit(op, {n.in(0)}, {result});
+    set_int(node, "axis", axis.at(0));
+    set_int(node, "keepdims", 0);
+    if (!int64) set_int(n.emit("Cast", {result}, {n.out()}), "to", onnx_dtype(y.dtype));
+    return absl::OkStatus();
+  };
+}
+
+const absl::flat_hash_map<std::string, Converter>& converters() {
+  static const auto* table = new absl::flat_hash_map<std::string, Converter>{
+      {"Identity", same("Identity")}, {"StopGradient", same("Identity")},
+      // unary
+      {"Neg", same("Neg")}, {"Abs", same("Abs")}, {"Sign", same("Sign")}, {"Sqrt", same("Sqrt")},
+      {"Rsqrt", chain("Sqrt", "Reciprocal")}, {"Exp", same("Exp")}, {"Log", same("Log")}, {"Log1p", log1p},
+      {"Square", square}, {"Tanh", same("Tanh")}, {"Sigmoid", same("Sigmoid")}, {"Floor", same("Floor")},
+      {"LogicalNot", same("Not")},
+      // activations (ONNX's Selu defaults are TensorFlow's constants)
+      {"Relu", same("Relu")}, {"Relu6", relu6}, {"Elu", same("Elu")}, {"Selu", same("Selu")},
+      {"Softplus", same("Softplus")}, {"Softsign", same("Softsign")}, {"LeakyRelu", leaky_relu},
+      // binary, NumPy broadcasting on both sides
+      {"Add", same("Add")}, {"Sub", same("Sub")}, {"Mul", same("Mul")}, {"Div", same("Div")}, {"Pow", same("Pow")},
+      {"Maximum", same("Max")}, {"Minimum", same("Min")}, {"Equal", same("Equal")},
+      {"NotEqual", chain("Equal", "Not")}, {"Less", same("Less")}, {"LessEqual", same("LessOrEqual")},
+      {"Greater", same("Greater")}, {"GreaterEqual", same("GreaterOrEqual")}, {"LogicalAnd", same("And")},
+      {"LogicalOr", same("Or")}, {"Select", same("Where")},
+      {"Cast", cast}, {"MatMul", matmul},
+      {"Conv2D", conv2d}, {"MaxPool", pool("MaxPool")}, {"AvgPool", pool("AveragePool")},
+      {"Reshape", reshape}, {"ExpandDims", expand_dims}, {"Squeeze", squeeze}, {"Transpose", transpose},
+      {"ConcatV2", concat}, {"Tile", tile}, {"Slice", slice}, {"GatherV2", gather}, {"PadV2", pad},
+      {"Sum", reduce("ReduceSum", true)}, {"Max", reduce("ReduceMax", false)}, {"Min", reduce("ReduceMin", false)},
+      {"Prod", reduce("ReduceProd", false)}, {"ArgMax", arg("ArgMax")}, {"ArgMin", arg("ArgMin")},
+  };
+  return *table;
+}
+
+}  // namespace
+
+const Converter* find_converter(absl::string_view tf_op) {
+  const auto& table = converters();
+  auto it = table.find(std::string(tf_op));
+  return it == table.end() ? nullptr : &it->second;
+}
+
+}  // namespace tapeflow::onnx_internal

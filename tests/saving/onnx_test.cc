@@ -1,0 +1,347 @@
+// ONNX export: the written ModelProto parsed back with ONNX's schema (opset, inputs, outputs,
+// nodes, initializers and their values), NHWC layout handling, and the export's errors. That
+// the models are valid and compute what tapeflow computes is checked outside C++ by onnx's
+// checker and ONNX Runtime (tests/saving/onnx/, ctests onnx_checker and onnx_runtime).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "proto/onnx/onnx.pb.h"
+#include "tests/saving/onnx_models.h"
+#include "tests/support/test_util.h"
+
+namespace tapeflow {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+using onnx_test::ExportedCase;
+
+onnx::ModelProto parse(const std::string& bytes) {
+  onnx::ModelProto m;
+  EXPECT_TRUE(m.ParseFromString(bytes));
+  return m;
+}
+
+std::vector<std::string> op_types(const onnx::GraphProto& g) {
+  std::vector<std::string> out;
+  for (const auto& n : g.node()) out.push_back(n.op_type());
+  return out;
+}
+
+const onnx::TensorProto* initializer(const onnx::GraphProto& g, const std::string& name) {
+  for (const auto& t : g.initializer())
+    if (t.name() == name) return &t;
+  return nullptr;
+}
+
+const onnx::NodeProto* first_node(const onnx::GraphProto& g, const std::string& op_type, int skip = 0) {
+  for (const auto& n : g.node())
+    if (n.op_type() == op_type && skip-- == 0) return &n;
+  return nullptr;
+}
+
+std::vector<int64_t> ints_attr(const onnx::NodeProto& n, const std::string& name) {
+  for (const auto& a : n.attribute())
+    if (a.name() == name) return {a.ints().begin(), a.ints().end()};
+  return {-999};
+}
+
+std::vector<float> floats_of(const onnx::TensorProto& t) {
+  std::vector<float> v(t.raw_data().size() / sizeof(float));
+  std::memcpy(v.data(), t.raw_data().data(), v.size() * sizeof(float));
+  return v;
+}
+
+std::vector<int64_t> int64s_of(const onnx::TensorProto& t) {
+  std::vector<int64_t> v(t.raw_data().size() / sizeof(int64_t));
+  std::memcpy(v.data(), t.raw_data().data(), v.size() * sizeof(int64_t));
+  return v;
+}
+
+// Every node input is a graph input, an initializer or an earlier node's output (ONNX's
+// topological order); every initializer is used; every output is produced.
+void expect_well_formed(const onnx::GraphProto& g) {
+  std::set<std::string> defined, used;
+  for (const auto& i : g.input()) defined.insert(i.name());
+  for (const auto& t : g.initializer()) EXPECT_TRUE(defined.insert(t.name()).second) << "duplicate " << t.name();
+  for (const auto& n : g.node()) {
+    for (const auto& in : n.input()) {
+      EXPECT_TRUE(defined.contains(in)) << n.name() << " (" << n.op_type() << ") reads undefined '" << in << "'";
+      used.insert(in);
+    }
+    for (const auto& out : n.output()) EXPECT_TRUE(defined.insert(out).second) << "value written twice: " << out;
+  }
+  for (const auto& t : g.initializer()) EXPECT_TRUE(used.contains(t.name())) << "unused initializer " << t.name();
+  for (const auto& o : g.output()) EXPECT_TRUE(defined.contains(o.name())) << "output not produced: " << o.name();
+}
+
+std::vector<int64_t> dims_of(const onnx::ValueInfoProto& v, std::vector<std::string>* params = nullptr) {
+  std::vector<int64_t> dims;
+  for (const auto& d : v.type().tensor_type().shape().dim()) {
+    dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+    if (params) params->push_back(d.dim_param());
+  }
+  return dims;
+}
+
+TEST(OnnxExportTest, MlpIsOpset17WithFrozenWeightsAndNamedInputsAndOutputs) {
+  const ExportedCase c = onnx_test::mlp_case();
+  const onnx::ModelProto m = parse(c.bytes);
+  EXPECT_EQ(m.ir_version(), 8);
+  ASSERT_EQ(m.opset_import_size(), 1);
+  EXPECT_EQ(m.opset_import(0).domain(), "");
+  EXPECT_EQ(m.opset_import(0).version(), 17);
+  EXPECT_EQ(m.producer_name(), "tapeflow");
+  const onnx::GraphProto& g = m.graph();
+  EXPECT_EQ(g.name(), "mlp");
+  expect_well_formed(g);
+
+  ASSERT_EQ(g.input_size(), 1);
+  EXPECT_EQ(g.input(0).name(), "args_0");
+  EXPECT_EQ(g.input(0).type().tensor_type().elem_type(), onnx::TensorProto::FLOAT);
+  std::vector<std::string> params;
+  EXPECT_THAT(dims_of(g.input(0), &params), ElementsAre(-1, 784));
+  EXPECT_EQ(params[0], "args_0_d0");
+  ASSERT_EQ(g.output_size(), 1);
+  EXPECT_EQ(g.output(0).name(), "output_0");
+  EXPECT_THAT(dims_of(g.output(0)), ElementsAre(-1, 10));
+
+  // Flatten, Dense relu, Dense, softmax (max-shifted exp over its sum).
+  const std::vector<std::string> ops = op_types(g);
+  EXPECT_THAT(ops, ElementsAre("Reshape", "MatMul", "Add", "Relu", "MatMul", "Add", "ReduceMax", "Sub", "Exp",
+                               "ReduceSum", "Div"));
+  // The weights are initializers holding the variables' current values, under their names.
+  ASSERT_EQ(c.variables.size(), 4u);
+  int found = 0;
+  for (const Variable& v : c.variables) {
+    for (const auto& t : g.initializer()) {
+      if (t.dims_size() != v.shape().rank() || floats_of(t) != v.read().to_vector<float>()) continue;
+      EXPECT_THAT(std::vector<int64_t>(t.dims().begin(), t.dims().end()), ElementsAreArray(v.shape().dims()));
+      EXPECT_EQ(t.data_type(), onnx::TensorProto::FLOAT);
+      ++found;
+      break;
+    }
+  }
+  EXPECT_EQ(found, 4);
+  // Flatten's target shape is an int64 initializer.
+  const onnx::TensorProto* shape = initializer(g, first_node(g, "Reshape")->input(1));
+  ASSERT_NE(shape, nullptr);
+  EXPECT_EQ(shape->data_type(), onnx::TensorProto::INT64);
+  EXPECT_THAT(int64s_of(*shape), ElementsAre(-1, 784));
+  // ReduceSum takes its axes as an input (opset 13+), ReduceMax as an attribute (until 18).
+  EXPECT_EQ(first_node(g, "ReduceSum")->input_size(), 2);
+  EXPECT_THAT(ints_attr(*first_node(g, "ReduceMax"), "axes"), ElementsAre(1));
+  // The output node writes "output_0" itself.
+  EXPECT_EQ(g.node(g.node_size() - 1).output(0), "output_0");
+}
+
+TEST(OnnxExportTest, CnnConvolvesNchwBetweenTransposesWithOihwFilters) {
+  const ExportedCase c = onnx_test::cnn_case();
+  const onnx::GraphProto g = parse(c.bytes).graph();
+  expect_well_formed(g);
+  EXPECT_THAT(dims_of(g.input(0)), ElementsAre(-1, 28, 28, 1));
+  EXPECT_THAT(dims_of(g.output(0)), ElementsAre(-1, 10));
+  std::map<std::string, int> count;
+  for (const std::string& op : op_types(g)) ++count[op];
+  EXPECT_EQ(count["Conv"], 2);
+  EXPECT_EQ(count["MaxPool"], 2);
+  EXPECT_EQ(count["Transpose"], 8);  // into and out of NCHW around each conv and pool
+  EXPECT_EQ(count["Relu"], 3);
+  EXPECT_EQ(count["Reshape"], 1);
+
+  const onnx::NodeProto& conv = *first_node(g, "Conv");
+  EXPECT_THAT(ints_attr(conv, "kernel_shape"), ElementsAre(5, 5));
+  EXPECT_THAT(ints_attr(conv, "strides"), ElementsAre(1, 1));
+  EXPECT_THAT(ints_attr(conv, "pads"), ElementsAre(2, 2, 2, 2));  // SAME, 5x5
+  const onnx::NodeProto& to_nchw = *first_node(g, "Transpose");
+  EXPECT_EQ(to_nchw.input(0), "args_0");
+  EXPECT_THAT(ints_attr(to_nchw, "perm"), ElementsAre(0, 3, 1, 2));
+  EXPECT_EQ(conv.input(0), to_nchw.output(0));
+  // The first kernel [5, 5, 1, 4] (HWIO), written as OIHW [4, 1, 5, 5].
+  const onnx::TensorProto* w = initializer(g, conv.input(1));
+  ASSERT_NE(w, nullptr);
+  EXPECT_THAT(std::vector<int64_t>(w->dims().begin(), w->dims().end()), ElementsAre(4, 1, 5, 5));
+  const Variable& kernel = c.variables[0];
+  ASSERT_EQ(kernel.shape(), Shape({5, 5, 1, 4}));
+  const std::vector<float> hwio = kernel.read().to_vector<float>(), oihw = floats_of(*w);
+  for (int h = 0; h < 5; ++h)
+    for (int x = 0; x < 5; ++x)
+      for (int o = 0; o < 4; ++o) ASSERT_EQ(oihw[(o * 5 + h) * 5 + x], hwio[(h * 5 + x) * 4 + o]);
+  // The HWIO kernel itself is not written (only its OIHW form).
+  for (const auto& t : g.initializer()) EXPECT_FALSE(t.dims_size() == 4 && t.dims(0) == 5) << t.name();
+  const onnx::NodeProto& pool = *first_node(g, "MaxPool");
+  EXPECT_THAT(ints_attr(pool, "kernel_shape"), ElementsAre(2, 2));
+  EXPECT_THAT(ints_attr(pool, "strides"), ElementsAre(2, 2));
+  EXPECT_THAT(ints_attr(pool, "pads"), ElementsAre(0, 0, 0, 0));  // VALID
+  const onnx::NodeProto& back = *first_node(g, "Transpose", 1);
+  EXPECT_THAT(ints_attr(back, "perm"), ElementsAre(0, 2, 3, 1));
+}
+
+TEST(OnnxExportTest, OpsCaseUsesOnnxFormsOfEveryConvertedOp) {
+  const ExportedCase c = onnx_test::ops_case();
+  const onnx::GraphProto g = parse(c.bytes).graph();
+  expect_well_formed(g);
+  ASSERT_EQ(g.output_size(), 5);
+  EXPECT_EQ(g.output(1).type().tensor_type().elem_type(), onnx::TensorProto::INT64);  // argmax
+  EXPECT_EQ(g.output(2).type().tensor_type().elem_type(), onnx::TensorProto::INT32);  // argmin, cast back
+  EXPECT_EQ(g.output(4).type().tensor_type().elem_type(), onnx::TensorProto::INT32);
+  std::set<std::string> ops;
+  for (const std::string& op : op_types(g)) ops.insert(op);
+  for (const char* op : {"Sqrt", "Reciprocal", "Log", "Clip", "LeakyRelu", "Elu", "Selu", "Softplus", "Softsign",
+                         "Sigmoid", "Tanh", "Floor", "Sign", "Max", "Min", "Neg", "Pow", "MatMul", "Transpose",
+                         "Concat", "Tile", "Slice", "Gather", "Unsqueeze", "Squeeze", "Pad", "ReduceSum", "ReduceMax",
+                         "ReduceMin", "ReduceProd", "Greater", "Equal", "Not", "And", "LessOrEqual", "Cast", "Conv",
+                         "AveragePool", "MaxPool", "ArgMax", "ArgMin", "Reshape", "Abs", "Where"})
+    EXPECT_TRUE(ops.contains(op)) << op;
+  // Conv 3x3 stride 2 SAME on 6x6: TensorFlow pads 0 before and 1 after.
+  EXPECT_THAT(ints_attr(*first_node(g, "Conv"), "pads"), ElementsAre(0, 0, 1, 1));
+  // Relu6 is Clip with float scalar bounds.
+  const onnx::NodeProto& clip = *first_node(g, "Clip");
+  ASSERT_EQ(clip.input_size(), 3);
+  EXPECT_THAT(floats_of(*initializer(g, clip.input(1))), ElementsAre(0.f));
+  EXPECT_THAT(floats_of(*initializer(g, clip.input(2))), ElementsAre(6.f));
+  // matmul(m, x, transpose_a): a Transpose swapping the two axes feeds the MatMul.
+  std::set<std::string> swapped;
+  for (const auto& n : g.node())
+    if (n.op_type() == "Transpose" && ints_attr(n, "perm") == std::vector<int64_t>{1, 0}) swapped.insert(n.output(0));
+  int transposed_operands = 0;
+  for (const auto& n : g.node())
+    if (n.op_type() == "MatMul") transposed_operands += swapped.contains(n.input(0)) + swapped.contains(n.input(1));
+  EXPECT_EQ(transposed_operands, 1);
+}
+
+TEST(OnnxExportTest, UnknownImageSizesPadWithAutoPadSameUpper) {
+  const onnx::GraphProto g = parse(onnx_test::dynamic_conv_case().bytes).graph();
+  expect_well_formed(g);
+  std::vector<std::string> params;
+  EXPECT_THAT(dims_of(g.input(0), &params), ElementsAre(-1, -1, -1, 2));
+  EXPECT_THAT(params, ElementsAre("args_0_d0", "args_0_d1", "args_0_d2", ""));
+  for (const char* op : {"Conv", "MaxPool"}) {
+    const onnx::NodeProto& n = *first_node(g, op);
+    EXPECT_THAT(ints_attr(n, "pads"), ElementsAre(-999)) << op;  // not set
+    bool same_upper = false;
+    for (const auto& a : n.attribute()) same_upper |= a.name() == "auto_pad" && a.s() == "SAME_UPPER";
+    EXPECT_TRUE(same_upper) << op;
+  }
+}
+
+TEST(OnnxExportTest, GraphOverloadFreezesTensorsAndAddsIdentitiesForPassThroughOutputs) {
+  Graph g;
+  Tensor x, scale, y;
+  {
+    auto scope = g.as_default();
+    x = placeholder(DType::kFloat32, {-1, 2}, "x");
+    scale = placeholder(DType::kFloat32, {2}, "scale");
+    y = x * scale;
+  }
+  const onnx::GraphProto og =
+      parse(onnx_model_bytes(g, {x}, {y, x, y}, {{scale, Tensor({2.f, 3.f})}})).graph();
+  expect_well_formed(og);
+  EXPECT_EQ(og.input_size(), 1);
+  ASSERT_EQ(og.initializer_size(), 1);
+  EXPECT_EQ(og.initializer(0).name(), "scale");
+  EXPECT_THAT(floats_of(og.initializer(0)), ElementsAre(2.f, 3.f));
+  ASSERT_EQ(og.output_size(), 3);
+  EXPECT_THAT(op_types(og), ElementsAre("Mul", "Identity", "Identity"));
+  EXPECT_EQ(og.node(0).output(0), "output_0");
+  EXPECT_EQ(og.node(1).input(0), "x");
+  EXPECT_EQ(og.node(2).input(0), "output_0");
+
+  EXPECT_THAT(error_of([&] { onnx_model_bytes(g, {x}, {y}); }),
+              HasSubstr("[export_onnx] placeholders that are neither inputs nor frozen: scale"));
+  EXPECT_THAT(error_of([&] { onnx_model_bytes(g, {y}, {y}); }), HasSubstr("is a Mul, not a placeholder"));
+  EXPECT_THAT(error_of([&] { onnx_model_bytes(g, {x}, {Tensor(1.f)}); }), HasSubstr("output 0 is not a graph tensor"));
+  Graph other;
+  EXPECT_THAT(error_of([&] { onnx_model_bytes(other, {x}, {y}); }), HasSubstr("belongs to"));
+}
+
+TEST(OnnxExportTest, UnsupportedOpsAreOneErrorListingEveryTypeAndNode) {
+  Graph g;
+  Tensor x, out;
+  {
+    auto scope = g.as_default();
+    x = placeholder(DType::kInt32, {4}, "x");
+    const Tensor a = one_hot(x, 3), b = one_hot(x + 1, 3);
+    const Tensor c = cast(floor_div(x, 2), DType::kFloat32);
+    strided_slice(x, {1}, {3});  // not needed by the output: not listed
+    out = reduce_sum(a + b, {1}) + c;
+  }
+  EXPECT_THAT(error_of<UnimplementedError>([&] { onnx_model_bytes(g, {x}, {out}); }),
+              HasSubstr("[export_onnx] op types without an ONNX form: FloorDiv (node FloorDiv); "
+                        "OneHot (nodes OneHot, OneHot_1)"));
+  EXPECT_THAT(error_of<UnimplementedError>([&] { onnx_model_bytes(g, {x}, {out}); }),
+              ::testing::Not(HasSubstr("StridedSlice")));
+}
+
+TEST(OnnxExportTest, FunctionsWithSideEffectsAndGraphVariablesAreRefused) {
+  Variable counter(0.f, "counter");
+  auto step = function([&](const Tensor& x) {
+    counter.assign_add(1.f);
+    return x * 2.f;
+  });
+  ConcreteFunction& cf = step.get_concrete_function({{DType::kFloat32, {2}}});
+  EXPECT_THAT(error_of<UnimplementedError>([&] { onnx_model_bytes(cf); }),
+              HasSubstr("op types without an ONNX form: AssignAddVariableOp"));
+
+  Graph g;
+  Tensor x, y;
+  {
+    auto scope = g.as_default();
+    x = placeholder(DType::kFloat32, {2}, "x");
+    Variable v(Tensor({1.f, 2.f}), "v");
+    y = x + v.read();
+  }
+  EXPECT_THAT(error_of<FailedPreconditionError>([&] { onnx_model_bytes(g, {x}, {y}); }),
+              HasSubstr("variable 'v' (read by node 'ReadVariableOp') is a graph variable"));
+  // Its read, frozen, exports.
+  const Tensor read = g.get_tensor_by_name("ReadVariableOp:0");
+  const onnx::GraphProto og = parse(onnx_model_bytes(g, {x}, {y}, {{read, Tensor({5.f, 6.f})}})).graph();
+  expect_well_formed(og);
+  EXPECT_THAT(op_types(og), ElementsAre("Add"));
+}
+
+TEST(OnnxExportTest, WritesTheFileAtomicallyAndReportsBadPaths) {
+  Variable w(onnx_test::pattern({3, 2}, 1.f), "w");
+  auto f = function([&](const Tensor& x) { return relu(matmul(x, w)); });
+  ConcreteFunction& cf = f.get_concrete_function({{DType::kFloat32, {-1, 3}}});
+  const auto dir = std::filesystem::temp_directory_path() / absl::StrCat("tapeflow_onnx_", ::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "model.onnx").string();
+  export_onnx(cf, path);
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  EXPECT_EQ(bytes.str(), onnx_model_bytes(cf));
+  const onnx::GraphProto og = parse(bytes.str()).graph();
+  ASSERT_EQ(og.initializer_size(), 1);
+  EXPECT_EQ(og.initializer(0).name(), "w");  // the variable's node name
+  EXPECT_THAT(floats_of(og.initializer(0)), ElementsAreArray(w.read().to_vector<float>()));
+  // Two reads of one variable share its initializer.
+  auto twice = function([&](const Tensor& x) { return matmul(x, w) - matmul(x * 2.f, w); });
+  const onnx::GraphProto og2 = parse(onnx_model_bytes(twice.get_concrete_function({{DType::kFloat32, {1, 3}}}))).graph();
+  expect_well_formed(og2);
+  ASSERT_EQ(og2.initializer_size(), 2);  // w and the scalar 2
+  int reads_of_w = 0;
+  for (const auto& n : og2.node()) reads_of_w += n.op_type() == "MatMul" && n.input(1) == "w";
+  EXPECT_EQ(reads_of_w, 2);
+  // The value is the variable's value now: an assignment shows in the next export.
+  w.assign(Tensor({{1.f, 2.f}, {3.f, 4.f}, {5.f, 6.f}}));
+  EXPECT_THAT(floats_of(parse(onnx_model_bytes(cf)).graph().initializer(0)), ElementsAre(1, 2, 3, 4, 5, 6));
+  EXPECT_THAT(error_of<NotFoundError>([&] { export_onnx(cf, (dir / "missing" / "m.onnx").string()); }),
+              HasSubstr("missing"));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tapeflow
