@@ -56,6 +56,7 @@
 #include "nn/sgd.h"
 #include "saving/crc32c.h"
 #include "saving/file_io.h"
+#include "saving/npy.h"
 #include "saving/safetensors.h"
 #include "saving/saved_model.h"
 #include "saving/saver.h"
