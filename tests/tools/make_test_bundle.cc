@@ -10,6 +10,7 @@
 //   OUT_DIR/expected_output_0.npy   the eager results for x (what the tool must write)
 //   OUT_DIR/expected_output_1.npy
 // with w = [[1, 2], [3, 4], [5, 6]] and b = [0.5, -0.5], so output_0 is [[9.5, 11.5], [-3.5, -4.5]].
+#include <filesystem>
 #include <iostream>
 
 #include "saving/npy.h"
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
   }
   const std::string out = argv[1];
   try {
+    std::filesystem::create_directories(out);
     Variable w(Tensor({{1.f, 2.f}, {3.f, 4.f}, {5.f, 6.f}}), "w");
     Variable b(Tensor({0.5f, -0.5f}), "b");
     auto model = [&](const Tensor& x) { return matmul(x, w) + b; };
