@@ -33,8 +33,8 @@ struct Args {
   std::vector<std::string> positional;
   bool help = false;  // --help or -h
 
-  // Parses argv[begin, end). `value_options` take a value; anything else that starts with "-"
-  // is a UsageError.
+  // Parses the arguments after the command name. `value_options` (names without "--") take a
+  // value; -h/--help set `help`; any other argument that starts with "-" is a UsageError.
   static Args parse(std::string command, const std::vector<std::string>& argv,
                     const std::vector<std::string>& value_options);
   // Every value given for `name`, in order.
