@@ -57,6 +57,7 @@
 #include "nn/sgd.h"
 #include "saving/crc32c.h"
 #include "saving/file_io.h"
+#include "saving/npy.h"
 #include "saving/onnx.h"
 #include "saving/safetensors.h"
 #include "saving/saved_model.h"

@@ -18,6 +18,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "core/checked_size.h"
 #include "core/errors.h"
 #include "graph/graph_ops.h"
 
@@ -251,7 +252,10 @@ absl::StatusOr<Tensor> tensor_from_proto(const proto::TensorProto& proto) {
     shape.push_back(d.size());
   }
   const size_t width = dtype_size(dtype);
-  // One value may stand for a whole (huge) shape: running out of memory is an error, not a crash.
+  // One value may stand for a whole (huge) shape: the size is checked against max_tensor_bytes()
+  // before the buffer below is allocated and filled (an untrusted GraphDef cannot make us touch
+  // gigabytes), and running out of memory anyway is an error, not a crash.
+  TF_RETURN_IF_ERROR(checked_tensor_bytes(shape.dims(), dtype).status());
   std::string data;
   try {
     data.assign(static_cast<size_t>(n) * width, '\0');

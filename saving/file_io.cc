@@ -101,6 +101,21 @@ void write_file_atomically(const std::string& path, const std::vector<std::span<
   if (::fsync(d.fd) != 0 && errno != EINVAL) throw_errno("fsync of the directory", dir, errno);
 }
 
+void write_new_file_synced(const std::string& path, const std::vector<std::span<const std::byte>>& chunks) {
+  Fd file{::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)};
+  if (file.fd < 0) throw_errno("creating the file", path, errno);
+  try {
+    for (const auto& chunk : chunks) write_all(file.fd, chunk, path);
+    if (::fsync(file.fd) != 0) throw_errno("fsync", path, errno);
+    const int fd = file.fd;
+    file.fd = -1;
+    if (::close(fd) != 0) throw_errno("close", path, errno);
+  } catch (...) {
+    ::unlink(path.c_str());
+    throw;
+  }
+}
+
 MappedFile MappedFile::open(const std::string& path) {
   MappedFile m;
   m.path_ = path;

@@ -30,6 +30,12 @@ inline void write_file_atomically(const std::string& path, std::string_view cont
   write_file_atomically(path, {{reinterpret_cast<const std::byte*>(contents.data()), contents.size()}});
 }
 
+// Creates `path` (which must not exist), writes the chunks and fsyncs the file, without the
+// temporary name and the directory fsync: for files inside a directory that is itself made
+// durable and published atomically afterwards (Note [Saved model bundle]). On error the file
+// is removed.
+void write_new_file_synced(const std::string& path, const std::vector<std::span<const std::byte>>& chunks);
+
 // A read-only, private mapping of a whole file. Movable, not copyable; unmaps on destruction.
 // An empty file has an empty span (nothing is mapped).
 class MappedFile {

@@ -198,10 +198,13 @@ void save_model(const std::string& dir_arg, const std::map<std::string, Concrete
       const SafetensorsPlan plan = plan_safetensors(bundle.tensors, {{"tapeflow_version", tapeflow_version()}});
       std::vector<std::span<const std::byte>> chunks{as_bytes(plan.head)};
       chunks.insert(chunks.end(), plan.chunks.begin(), plan.chunks.end());
-      write_file_atomically(absl::StrCat(tmp, "/", kVariablesFile), chunks);
-      write_file_atomically(absl::StrCat(tmp, "/", kGraphFile), bundle.graph_bytes);
+      // The files need no atomic replacement of their own (the directory is published by one
+      // rename below): each is written and fsynced, then the directory once (5 fsyncs in all,
+      // not 8; deploy_bench's save fraction).
+      write_new_file_synced(absl::StrCat(tmp, "/", kVariablesFile), chunks);
+      write_new_file_synced(absl::StrCat(tmp, "/", kGraphFile), {as_bytes(bundle.graph_bytes)});
       // Last: a directory with saved_model.pb has the other two.
-      write_file_atomically(absl::StrCat(tmp, "/", kMetaFile), bundle.meta_bytes);
+      write_new_file_synced(absl::StrCat(tmp, "/", kMetaFile), {as_bytes(bundle.meta_bytes)});
     } catch (const Error& e) {
       rethrow_prefixed(e, "[save_model] ", loc);
     }

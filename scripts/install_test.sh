@@ -1,31 +1,52 @@
 #!/usr/bin/env bash
-# Installs a built tapeflow into a temporary prefix, builds tests/install (a separate project
-# using find_package(tapeflow) and tapeflow::tapeflow) against it, runs it and checks its output.
+# Builds tests/install (a separate project using find_package(tapeflow) and tapeflow::tapeflow)
+# against a tapeflow package, runs its programs and checks their output:
+# - by default the build is installed into a temporary prefix first (what a user installs);
+# - with --build-tree the project is pointed at the build tree itself (CMAKE_PREFIX_PATH=BUILD_DIR,
+#   the targets exported there by export(EXPORT)), with no install step.
+# With --bundle-maker PATH (tests/tools/make_test_bundle), the `serve` program (load_model and a
+# signature run only) serves a bundle that PATH writes, and the installed `tapeflow` tool shows
+# and runs it.
 #
-#   bash scripts/install_test.sh BUILD_DIR [SOURCE_DIR]     # a ctest test
+#   bash scripts/install_test.sh BUILD_DIR SOURCE_DIR [--bundle-maker PATH] [--build-tree]   # ctest
 set -euo pipefail
 
-build=$(cd "${1:?usage: install_test.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
+build=$(cd "${1:?usage: install_test.sh BUILD_DIR SOURCE_DIR [--bundle-maker PATH] [--build-tree]}" && pwd)
 src=$(cd "${2:-$(dirname "${BASH_SOURCE[0]}")/..}" && pwd)
+shift 2 || shift $#
+bundle_maker=""
+build_tree=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --bundle-maker) bundle_maker=$2; shift 2 ;;
+    --build-tree) build_tree=1; shift ;;
+    *) echo "install_test.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-prefix=$tmp/prefix
 
-cmake --install "$build" --prefix "$prefix" > "$tmp/install.log" || { cat "$tmp/install.log"; exit 1; }
+if [ $build_tree -eq 1 ]; then
+  prefix=$build
+  [ -f "$build/tapeflowTargets.cmake" ] || { echo "FAIL: the build tree exports no tapeflowTargets.cmake"; exit 1; }
+else
+  prefix=$tmp/prefix
+  cmake --install "$build" --prefix "$prefix" > "$tmp/install.log" || { cat "$tmp/install.log"; exit 1; }
 
-# What the package must hold: the umbrella header, layered headers, the library, the config.
-for f in include/tapeflow/tapeflow.h include/tapeflow/core/shape.h include/tapeflow/eager/tensor.h \
-         include/tapeflow/devices/device.h include/tapeflow/graph/graph_def.h include/tapeflow/proto/graph.pb.h; do
-  [ -f "$prefix/$f" ] || { echo "FAIL: $f is not installed"; exit 1; }
-done
-ls "$prefix"/lib*/libtapeflow.so > /dev/null 2>&1 || { echo "FAIL: libtapeflow.so is not installed"; exit 1; }
-ls "$prefix"/lib*/cmake/tapeflow/tapeflowConfig.cmake > /dev/null 2>&1 ||
-  { echo "FAIL: tapeflowConfig.cmake is not installed"; exit 1; }
-# The installed tree must not point back into the source or build tree.
-if grep -rqs -e "$src" -e "$build" "$prefix"/lib*/cmake/tapeflow; then
-  echo "FAIL: the installed CMake package refers to the source or build tree:"
-  grep -rn -e "$src" -e "$build" "$prefix"/lib*/cmake/tapeflow
-  exit 1
+  # What the package must hold: the umbrella header, layered headers, the library, the config.
+  for f in include/tapeflow/tapeflow.h include/tapeflow/core/shape.h include/tapeflow/eager/tensor.h \
+           include/tapeflow/devices/device.h include/tapeflow/graph/graph_def.h include/tapeflow/proto/graph.pb.h; do
+    [ -f "$prefix/$f" ] || { echo "FAIL: $f is not installed"; exit 1; }
+  done
+  ls "$prefix"/lib*/libtapeflow.so > /dev/null 2>&1 || { echo "FAIL: libtapeflow.so is not installed"; exit 1; }
+  ls "$prefix"/lib*/cmake/tapeflow/tapeflowConfig.cmake > /dev/null 2>&1 ||
+    { echo "FAIL: tapeflowConfig.cmake is not installed"; exit 1; }
+  # The installed tree must not point back into the source or build tree.
+  if grep -rqs -e "$src" -e "$build" "$prefix"/lib*/cmake/tapeflow; then
+    echo "FAIL: the installed CMake package refers to the source or build tree:"
+    grep -rn -e "$src" -e "$build" "$prefix"/lib*/cmake/tapeflow
+    exit 1
+  fi
 fi
 
 launcher=()
@@ -40,9 +61,34 @@ want=("values: 11 22 13 24" "shape=(2, 2), dtype=float32" "caught: [add] " "[2,2
 for w in "${want[@]}"; do
   [[ "$out" == *"$w"* ]] || { echo "FAIL: the output lacks '$w'"; exit 1; }
 done
-# The app must use the installed library, not the build tree's.
+# The app must use the package's library (the installed one, not the build tree's).
 if command -v ldd > /dev/null; then
   lib=$(ldd "$tmp/app/app" | awk '/libtapeflow/ {print $3}')
   [[ "$lib" == "$prefix"/* ]] || { echo "FAIL: the app loads $lib, not the installed library"; exit 1; }
+fi
+
+if [ -n "$bundle_maker" ]; then
+  "$bundle_maker" "$tmp/data" > /dev/null || { echo "FAIL: $bundle_maker failed"; exit 1; }
+  out=$("$tmp/app/serve" "$tmp/data/model" "$tmp/data/x.npy" "$tmp/served_" 2>&1) ||
+    { echo "FAIL: serve exited with $?:"; printf '%s\n' "$out"; exit 1; }
+  printf '%s\n' "$out"
+  for o in output_0 output_1; do
+    cmp -s "$tmp/served_$o.npy" "$tmp/data/expected_$o.npy" ||
+      { echo "FAIL: serve's $o differs from the eager result"; exit 1; }
+  done
+  [[ "$out" == *"9.5"*"11.5"* ]] || { echo "FAIL: serve did not print [[9.5, 11.5], ...]"; exit 1; }
+  # The tool ships with the package (bin/tapeflow installed; tools/cli/tapeflow in the build tree).
+  tool=$prefix/bin/tapeflow
+  [ $build_tree -eq 1 ] && tool=$build/tools/cli/tapeflow
+  [ -x "$tool" ] || { echo "FAIL: $tool is not there"; exit 1; }
+  shown=$("$tool" show "$tmp/data/model") && [[ "$shown" == *"serve (tapeflow/serve)"* ]] ||
+    { echo "FAIL: $tool show"; exit 1; }
+  "$tool" run "$tmp/data/model" --input "$tmp/data/x.npy" --output output_0="$tmp/tool_0.npy" > /dev/null &&
+    cmp -s "$tmp/tool_0.npy" "$tmp/data/expected_output_0.npy" || { echo "FAIL: $tool run"; exit 1; }
+  if [ $build_tree -eq 0 ] && command -v ldd > /dev/null; then
+    lib=$(ldd "$tool" | awk '/libtapeflow/ {print $3}')
+    [[ "$lib" == "$prefix"/* ]] || { echo "FAIL: $tool loads $lib, not the installed library"; exit 1; }
+  fi
+  echo "serve and the tapeflow tool: OK"
 fi
 echo "install test: OK"

@@ -1,0 +1,200 @@
+// Deployment (issue 13's performance items), each measured beside its yardstick in the same run:
+//   1. save_model and load_model of tutorial 04's CNN (~13 MB of variables) vs a plain
+//      sequential write (+ fsync, as save_model does) and read of the same number of bytes:
+//      counters save_MBps / plain_write_MBps and fraction = bundle speed / plain speed;
+//   2. batch-1 inference: the loaded model's signature vs the same network run eagerly;
+//   3. GraphDef import of a 10k- and a 100k-node graph: ns_per_node (linear when equal).
+//
+// Run: ./build/bench/deploy_bench --benchmark_min_time=0.5
+// Files go to $TMPDIR (default /tmp): the disk measured is that one.
+#include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <vector>
+
+#include "bench_models.h"
+#include "graph/graph_def.h"
+#include "tapeflow.h"
+
+namespace {
+
+namespace tf = tapeflow;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string temp_dir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/tapeflow_deploy_bench_XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr) std::abort();
+  return tmpl;
+}
+
+// Tutorial 04's CNN in inference mode (batch 1 builds its variables), and its inference traced
+// on raw uint8 images as tutorial 07 deploys it.
+tapeflow_bench::Cnn& cnn() {
+  static tapeflow_bench::Cnn* c = [] {
+    auto* p = new tapeflow_bench::Cnn(1);
+    p->model.set_training(false);
+    return p;
+  }();
+  return *c;
+}
+tf::Tensor eager_cnn(const tf::Tensor& images) {
+  return cnn().model(tf::expand_dims(tf::cast(images, tf::DType::kFloat32) / 255.f, -1));
+}
+tf::ConcreteFunction& serve_fn() {
+  cnn();  // its variables are made eagerly, before the trace (which captures them)
+  static auto fn = tf::function([](const tf::Tensor& images) { return eager_cnn(images); });
+  static tf::ConcreteFunction& cf = fn.get_concrete_function({{tf::DType::kUInt8, {-1, 28, 28}}});
+  return cf;
+}
+
+int64_t dir_bytes(const std::string& dir) {
+  int64_t n = 0;
+  for (const auto& e : fs::directory_iterator(dir)) n += static_cast<int64_t>(e.file_size());
+  return n;
+}
+
+// A plain write of `bytes` bytes in 1 MiB chunks, fsynced (save_model fsyncs its files).
+double plain_write_seconds(const std::string& path, int64_t bytes) {
+  static std::vector<char> chunk(1 << 20, 'x');
+  const auto t = Clock::now();
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  for (int64_t left = bytes; left > 0;) {
+    const ssize_t w = ::write(fd, chunk.data(), static_cast<size_t>(std::min<int64_t>(left, chunk.size())));
+    if (w <= 0) std::abort();
+    left -= w;
+  }
+  ::fsync(fd);
+  ::close(fd);
+  return seconds_since(t);
+}
+
+// A plain read of the whole file into memory.
+double plain_read_seconds(const std::string& path, std::vector<char>& buffer) {
+  const auto t = Clock::now();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  buffer.resize(static_cast<size_t>(fs::file_size(path)));
+  size_t at = 0;
+  while (at < buffer.size()) {
+    const ssize_t r = ::read(fd, buffer.data() + at, buffer.size() - at);
+    if (r <= 0) std::abort();
+    at += static_cast<size_t>(r);
+  }
+  ::close(fd);
+  return seconds_since(t);
+}
+
+// ---- 1. save and load vs plain I/O of the same bytes ----
+
+void BM_CnnBundle_Save(benchmark::State& state) {
+  const std::string dir = temp_dir();
+  double save_s = 0, plain_s = 0;
+  int64_t bytes = 0;
+  for (auto _ : state) {
+    const auto t = Clock::now();
+    tf::save_model(dir + "/cnn", {{"serve", serve_fn()}}, {.overwrite = true});
+    const double s = seconds_since(t);
+    save_s += s;
+    bytes = dir_bytes(dir + "/cnn");
+    const double p = plain_write_seconds(dir + "/plain.bin", bytes);
+    plain_s += p;
+    state.SetIterationTime(s);
+  }
+  const double n = static_cast<double>(state.iterations());
+  state.counters["bundle_MB"] = static_cast<double>(bytes) / 1e6;
+  state.counters["save_MBps"] = static_cast<double>(bytes) / 1e6 / (save_s / n);
+  state.counters["plain_write_MBps"] = static_cast<double>(bytes) / 1e6 / (plain_s / n);
+  state.counters["fraction"] = plain_s / save_s;  // save speed / plain write speed
+  fs::remove_all(dir);
+}
+BENCHMARK(BM_CnnBundle_Save)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+void BM_CnnBundle_Load(benchmark::State& state) {
+  const std::string dir = temp_dir();
+  tf::save_model(dir + "/cnn", {{"serve", serve_fn()}});
+  std::vector<char> buffer;
+  double load_s = 0, plain_s = 0;
+  const int64_t bytes = dir_bytes(dir + "/cnn");
+  for (auto _ : state) {
+    const auto t = Clock::now();
+    std::optional<tf::LoadedModel> m(tf::load_model(dir + "/cnn"));
+    const double s = seconds_since(t);
+    load_s += s;
+    state.SetIterationTime(s);
+    m.reset();
+    for (const auto& e : fs::directory_iterator(dir + "/cnn")) plain_s += plain_read_seconds(e.path(), buffer);
+  }
+  const double n = static_cast<double>(state.iterations());
+  state.counters["bundle_MB"] = static_cast<double>(bytes) / 1e6;
+  state.counters["load_MBps"] = static_cast<double>(bytes) / 1e6 / (load_s / n);
+  state.counters["plain_read_MBps"] = static_cast<double>(bytes) / 1e6 / (plain_s / n);
+  state.counters["fraction"] = plain_s / load_s;  // load speed / plain read speed
+  fs::remove_all(dir);
+}
+BENCHMARK(BM_CnnBundle_Load)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// ---- 2. batch-1 inference: loaded model vs eager ----
+
+tf::Tensor one_image() { return tf::cast(tf::random_uniform({1, 28, 28}, 0, 256, tf::DType::kInt32, 9), tf::DType::kUInt8); }
+
+void BM_CnnBatch1_Loaded(benchmark::State& state) {
+  const std::string dir = temp_dir();
+  tf::save_model(dir + "/cnn", {{"serve", serve_fn()}});
+  const tf::LoadedModel m = tf::load_model(dir + "/cnn");
+  const tf::Signature& sig = m.signature("serve");
+  const tf::Tensor x = one_image();
+  if (tf::reduce_max(tf::abs(sig.run({{"args_0", x}}).at("output_0") - eager_cnn(x))).item<float>() != 0.f)
+    state.SkipWithError("the loaded model and the eager one differ");
+  for (auto _ : state) benchmark::DoNotOptimize(sig.run({{"args_0", x}}));
+  fs::remove_all(dir);
+}
+BENCHMARK(BM_CnnBatch1_Loaded)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+void BM_CnnBatch1_Eager(benchmark::State& state) {
+  const tf::Tensor x = one_image();
+  for (auto _ : state) benchmark::DoNotOptimize(eager_cnn(x));
+}
+BENCHMARK(BM_CnnBatch1_Eager)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// ---- 3. GraphDef import: 10k vs 100k nodes ----
+
+tf::GraphDef chain_def(int64_t nodes) {
+  tf::Graph g;
+  {
+    auto scope = g.as_default();
+    tf::Tensor one = tf::constant(tf::Tensor(1.f), "one");
+    tf::Tensor x = tf::placeholder(tf::DType::kFloat32, {}, "x");
+    for (int64_t i = 0; i < nodes; ++i) x = x + one;
+  }
+  return tf::to_graph_def(g);
+}
+
+void BM_GraphDefImport(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  const tf::GraphDef def = chain_def(n);
+  double total_s = 0;
+  for (auto _ : state) {
+    const auto t = Clock::now();
+    std::optional<tf::Graph> g(tf::graph_from_graph_def(def));
+    const double s = seconds_since(t);
+    total_s += s;
+    state.SetIterationTime(s);
+    benchmark::DoNotOptimize(g->num_nodes());
+    g.reset();  // destroying the graph is not part of importing it
+  }
+  state.counters["nodes"] = def.node_size();
+  state.counters["ns_per_node"] = total_s * 1e9 / (static_cast<double>(state.iterations()) * def.node_size());
+}
+BENCHMARK(BM_GraphDefImport)->Arg(10'000)->Arg(100'000)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,54 @@
+// Writes a small saved model and .npy files for the end-to-end tests of the `tapeflow` tool
+// and of the find_package programs (tests/tools/cli_test.sh, scripts/install_test.sh):
+//
+//   make_test_bundle OUT_DIR
+//
+//   OUT_DIR/model/                  signatures "serve": args_0 float32 [?,3] -> output_0 =
+//                                   args_0 @ w + b (float32 [?,2]), output_1 = argmax (int64);
+//                                   "add": args_0, args_1 int32 [?] -> output_0 = their sum
+//   OUT_DIR/x.npy                   [[1, 1, 1], [1, 0, -1]]
+//   OUT_DIR/expected_output_0.npy   the eager results for x (what the tool must write)
+//   OUT_DIR/expected_output_1.npy
+// with w = [[1, 2], [3, 4], [5, 6]] and b = [0.5, -0.5], so output_0 is [[9.5, 11.5], [-3.5, -4.5]].
+#include <filesystem>
+#include <iostream>
+
+#include "saving/npy.h"
+#include "tapeflow.h"
+
+using namespace tapeflow;
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: make_test_bundle OUT_DIR\n";
+    return 2;
+  }
+  const std::string out = argv[1];
+  try {
+    std::filesystem::create_directories(out);
+    Variable w(Tensor({{1.f, 2.f}, {3.f, 4.f}, {5.f, 6.f}}), "w");
+    Variable b(Tensor({0.5f, -0.5f}), "b");
+    auto model = [&](const Tensor& x) { return matmul(x, w) + b; };
+    auto serve = function(
+        [&](const Tensor& x) {
+          Tensor y = model(x);
+          return std::vector<Tensor>{y, argmax(y, 1)};
+        },
+        {.name = "serve"});
+    auto add_fn = function([](const Tensor& a, const Tensor& c) { return a + c; }, {.name = "add"});
+    save_model(out + "/model",
+               {{"serve", serve.get_concrete_function({{DType::kFloat32, {-1, 3}}})},
+                {"add", add_fn.get_concrete_function({{DType::kInt32, {-1}}, {DType::kInt32, {-1}}})}},
+               {.overwrite = true});
+    const Tensor x({{1.f, 1.f, 1.f}, {1.f, 0.f, -1.f}});
+    write_npy(x, out + "/x.npy");
+    const Tensor y = model(x);
+    write_npy(y, out + "/expected_output_0.npy");
+    write_npy(argmax(y, 1), out + "/expected_output_1.npy");
+    std::cout << "wrote " << out << "/model\n";
+  } catch (const Error& e) {
+    std::cerr << "make_test_bundle: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
