@@ -638,10 +638,11 @@ TEST(ArrayTest, ReverseAndBroadcastToInGraphsAndGradients) {
     EXPECT_EQ(y.shape(), (Shape{4, 2, 3}));
     dx = gradients({reduce_sum(y)}, {x})[0];
   }
-  Tensor mp;
+  Tensor mp, total;
   {
     auto scope = g.as_default();
     mp = mirror_pad(x, {{0, 0}, {1, 2}}, "SYMMETRIC");
+    total = reduce_sum(y);
   }
   bool reverse_node = false, broadcast_node = false, mirror_node = false;
   const GraphDef def = to_graph_def(g);
@@ -667,7 +668,7 @@ TEST(ArrayTest, ReverseAndBroadcastToInGraphsAndGradients) {
     for (int i = 0; i < 2; ++i)
       for (int j = 0; j < 3; ++j) want[2 - j] += static_cast<float>(k * 6 + i * 3 + j);
   EXPECT_THAT(sess.run(dx, {{x, xv}}).to_vector<float>(), ElementsAre(want[0], want[1], want[2]));
-  EXPECT_FLOAT_EQ(sess.run(reduce_sum(y), {{x, xv}}).item<float>(),
+  EXPECT_FLOAT_EQ(sess.run(total, {{x, xv}}).item<float>(),
                   reduce_sum(reverse(broadcast_to(xv, {4, 2, 3}), {0, 2}) * reshape(range<float>(0, 24, 1), {4, 2, 3}))
                       .item<float>());
 }
