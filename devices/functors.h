@@ -172,6 +172,48 @@ struct LeakyReluGrad {
 struct SigmoidGrad { template <typename T> TF_HOST_DEVICE T operator()(T y, T dy) const { return dy * y * (T(1) - y); } };
 struct TanhGrad { template <typename T> TF_HOST_DEVICE T operator()(T y, T dy) const { return dy * (T(1) - y * y); } };
 
+// ---- the math family (eager/ops/math.cc) ----
+struct Reciprocal { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return T(1) / x; } };
+struct Expm1 { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return std::expm1(x); } };
+struct Sin { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return std::sin(x); } };
+struct Cos { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return std::cos(x); } };
+struct Tan { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return std::tan(x); } };
+struct Erf { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return std::erf(x); } };
+struct Erfc { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return std::erfc(x); } };
+struct Ceil { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return std::ceil(x); } };
+// Round and Rint: to the nearest integer, halves to the even one (banker's rounding), as
+// TensorFlow's Round and Rint. Spelled out rather than std::nearbyint, which follows the
+// thread's rounding mode. Integers are already whole. inf and NaN pass through.
+struct RoundHalfEven { template <typename T> TF_HOST_DEVICE T operator()(T x) const {
+  if constexpr (std::is_integral_v<T>) {
+    return x;
+  } else {
+    const T r = std::floor(x);
+    const T d = x - r;
+    if (d > T(0.5)) return r + T(1);
+    if (d < T(0.5)) return r;
+    return std::fmod(r, T(2)) == T(0) ? r : r + T(1);  // exactly half (or inf: inf + 1)
+  } } };
+struct IsNan { template <typename T> TF_HOST_DEVICE bool operator()(T x) const { return std::isnan(x); } };
+struct IsInf { template <typename T> TF_HOST_DEVICE bool operator()(T x) const { return std::isinf(x); } };
+struct IsFinite { template <typename T> TF_HOST_DEVICE bool operator()(T x) const { return std::isfinite(x); } };
+struct SquaredDifference { template <typename T> TF_HOST_DEVICE T operator()(T a, T b) const {
+  const T d = wrap_sub(a, b);
+  return wrap_mul(d, d); } };
+struct DivNoNan { template <typename T> TF_HOST_DEVICE T operator()(T a, T b) const {
+  return b == T(0) ? T(0) : a / b; } };  // 0 even for 0/0 and inf/0
+// TruncateDiv on integers is Div's integer branch (truncates toward zero).
+struct TruncateMod {  // the sign of the dividend, as C's % and fmod
+  template <typename T> TF_HOST_DEVICE T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) {
+      if constexpr (std::is_signed_v<T>) { if (b == -1) return 0; }  // INT_MIN % -1 is UB
+      return a % b;  // callers reject b == 0
+    } else {
+      return std::fmod(a, b);
+    }
+  }
+};
+
 // ---- comparisons and logic (bool results) ----
 struct Equal { template <typename T> TF_HOST_DEVICE bool operator()(T a, T b) const { return a == b; } };
 struct NotEqual { template <typename T> TF_HOST_DEVICE bool operator()(T a, T b) const { return a != b; } };

@@ -194,6 +194,7 @@ class EagerContext final : public ExecutionContext {
     for (size_t i = 0; i < outs.size(); ++i) {
       outputs[i].dtype = outs[i].dtype;
       outputs[i].shape = outs[i].shape;
+      if (op.kernel_allocates_output && !outs[i].shape.is_fully_defined()) continue;  // Note [Data-dependent output shapes]
       if (absl::Status st = device->allocate_buffer(outputs[i]); !st.ok()) throw_op_error(call, st);
     }
     const DType key = op.kernel_dtype_input >= 0 ? call.inputs[op.kernel_dtype_input].dtype() : outs[0].dtype;
@@ -202,6 +203,9 @@ class EagerContext final : public ExecutionContext {
                        call.attrs};
     absl::Status st = fn(kctx);
     if (!st.ok()) throw_op_error(call, st);
+    if (op.kernel_allocates_output)
+      for (const DeviceTensor& o : outputs)
+        if (!o.buffer) throw_op_error(call, absl::InternalError("the kernel left an output unallocated"));
     if (check_numerics_enabled()) [[unlikely]] {
       st = internal::check_outputs_finite(outputs, absl::MakeConstSpan(in.ptrs.data(), in.ptrs.size()));
       if (!st.ok()) throw_op_error(call, st);

@@ -13,11 +13,13 @@ OpRegistry& OpRegistry::global() {
     register_unary_ops(*r);
     register_activation_ops(*r);
     register_binary_ops(*r);
+    register_math_ops(*r);
     register_where_ops(*r);
     register_cast_ops(*r);
     register_segment_ops(*r);
     register_array_ops(*r);
     register_reduction_ops(*r);
+    register_scan_ops(*r);
     register_matmul_ops(*r);
     register_random_ops(*r);
     register_creation_ops(*r);

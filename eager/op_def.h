@@ -47,6 +47,12 @@ struct OpDef {
   bool elementwise = false;
   bool stateful = false;       // random ops: never folded or deduplicated
   bool differentiable = true;
+  // Note [Data-dependent output shapes]: an output the shape function leaves with unknown dims
+  // even for concrete inputs (Where's [n, rank]: n counts the true elements) gets no buffer
+  // before the kernel runs; the kernel sets its shape and allocates it (Device::allocate_buffer).
+  // Eager execution and the graph executor both honour this; other ops' outputs are allocated
+  // from their inferred shapes, as before.
+  bool kernel_allocates_output = false;
   // How a node of this op is written in TensorFlow's GraphDef where that differs from the
   // tapeflow node: TF's type attrs, attrs that TF passes as constant inputs, renamed attrs, and
   // the typed list of this op's own attrs. Null: no attrs, plus "T" = input 0's dtype when the
@@ -74,12 +80,14 @@ class OpRegistry {
 void register_unary_ops(OpRegistry& r);
 void register_activation_ops(OpRegistry& r);
 void register_binary_ops(OpRegistry& r);
+void register_math_ops(OpRegistry& r);
 void register_where_ops(OpRegistry& r);
 void register_training_ops(OpRegistry& r);
 void register_cast_ops(OpRegistry& r);
 void register_segment_ops(OpRegistry& r);
 void register_array_ops(OpRegistry& r);
 void register_reduction_ops(OpRegistry& r);
+void register_scan_ops(OpRegistry& r);
 void register_matmul_ops(OpRegistry& r);
 void register_random_ops(OpRegistry& r);
 void register_creation_ops(OpRegistry& r);

@@ -643,6 +643,10 @@ void Plan::run_step(const PlanStep& step, RunContext& rc) const {
           }
           if (reused) continue;
         }
+        if (node.op->kernel_allocates_output && !spec.shape.is_fully_defined()) {
+          outputs[o] = DeviceTensor{nullptr, 0, spec.dtype, spec.shape};  // Note [Data-dependent output shapes]
+          continue;
+        }
         auto t = step.device->allocate(spec.dtype, spec.shape);
         if (!t.ok()) throw_node_error(node, t.status());
         outputs[o] = *std::move(t);
@@ -664,6 +668,9 @@ void Plan::run_step(const PlanStep& step, RunContext& rc) const {
                          absl::MakeSpan(outputs, static_cast<size_t>(step.num_outputs)), *attrs};
       absl::Status st = step.kernel(kctx);
       if (!st.ok()) throw_node_error(node, with_op_prefix(st, node.op->api_name));
+      if (node.op->kernel_allocates_output)
+        for (int o = 0; o < step.num_outputs; ++o)
+          if (!outputs[o].buffer) throw_node_error(node, absl::InternalError("the kernel left an output unallocated"));
       if (check_numerics_enabled()) [[unlikely]] {
         st = internal::check_outputs_finite(absl::MakeConstSpan(outputs, static_cast<size_t>(step.num_outputs)),
                                             absl::MakeConstSpan(inputs.data(), inputs.size()));

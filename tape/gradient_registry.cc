@@ -36,10 +36,12 @@ GradFn find_gradient(std::string_view op_type) {
     register_unary_gradients(*r);
     register_activation_gradients(*r);
     register_binary_gradients(*r);
+    register_math_gradients(*r);
     register_where_gradients(*r);
     register_cast_gradients(*r);
     register_array_gradients(*r);
     register_reduction_gradients(*r);
+    register_scan_gradients(*r);
     register_matmul_gradients(*r);
     register_conv_gradients(*r);
     register_pool_gradients(*r);

@@ -62,10 +62,12 @@ class GradientRegistry {
 void register_unary_gradients(GradientRegistry& r);
 void register_activation_gradients(GradientRegistry& r);
 void register_binary_gradients(GradientRegistry& r);
+void register_math_gradients(GradientRegistry& r);
 void register_where_gradients(GradientRegistry& r);
 void register_cast_gradients(GradientRegistry& r);
 void register_array_gradients(GradientRegistry& r);
 void register_reduction_gradients(GradientRegistry& r);
+void register_scan_gradients(GradientRegistry& r);
 void register_matmul_gradients(GradientRegistry& r);
 void register_conv_gradients(GradientRegistry& r);
 void register_pool_gradients(GradientRegistry& r);

@@ -1,5 +1,5 @@
-// CPU kernels of the reduction family (eager/ops/reduction.cc): Sum, Max, Min, Prod, ArgMax,
-// ArgMin.
+// CPU kernels of the reduction family (eager/ops/reduction.cc): Sum, Max, Min, Prod, All, Any,
+// ArgMax, ArgMin.
 //
 // Note [Reduction plan]: size-1 dims are dropped and adjacent dims that are both reduced (or
 // both kept) are merged, so any reduction becomes a few passes over an (outer, R, inner) block:
@@ -72,6 +72,21 @@ template <typename T> struct MinOp {
     else return std::numeric_limits<T>::max();
   }
   static T apply(T a, T b) { return (b < a || is_nan(b)) ? b : a; }
+};
+
+// Logical and / or (All, Any), on the bytes of bools (0 or 1): std::vector<bool> has no data()
+// for the passes' temporaries, and bitwise & and | vectorise.
+struct AllOp {
+  static constexpr bool kPairwise = false;
+  static constexpr bool kHasIdentity = true;
+  static uint8_t identity() { return 1; }
+  static uint8_t apply(uint8_t a, uint8_t b) { return a & b; }
+};
+struct AnyOp {
+  static constexpr bool kPairwise = false;
+  static constexpr bool kHasIdentity = true;
+  static uint8_t identity() { return 0; }
+  static uint8_t apply(uint8_t a, uint8_t b) { return a | b; }
 };
 
 // Eight independent accumulators break the dependency chain so the loop vectorises.
@@ -399,6 +414,8 @@ void register_reduction_kernels(KernelRegistry& r) {
       r, "Min", DeviceType::kCPU, []<typename T>() -> KernelFn { return reduce_kernel<T, MinOp<T>>; });
   register_each<float, double, int32_t, int64_t>(
       r, "Prod", DeviceType::kCPU, []<typename T>() -> KernelFn { return reduce_kernel<T, ProdOp<T>>; });
+  r.add("All", DeviceType::kCPU, DType::kBool, reduce_kernel<uint8_t, AllOp>);
+  r.add("Any", DeviceType::kCPU, DType::kBool, reduce_kernel<uint8_t, AnyOp>);
   register_each<float, double, int32_t, int64_t, uint8_t>(
       r, "ArgMax", DeviceType::kCPU, []<typename T>() -> KernelFn { return arg_kernel<T, true>; });
   register_each<float, double, int32_t, int64_t, uint8_t>(

@@ -8,11 +8,13 @@ void register_cpu_kernels(KernelRegistry& r) {
   cpu::register_unary_kernels(r);
   cpu::register_activation_kernels(r);
   cpu::register_binary_kernels(r);
+  cpu::register_math_kernels(r);
   cpu::register_where_kernels(r);
   cpu::register_cast_kernels(r);
   cpu::register_segment_kernels(r);
   cpu::register_array_kernels(r);
   cpu::register_reduction_kernels(r);
+  cpu::register_scan_kernels(r);
   cpu::register_matmul_kernels(r);
   cpu::register_random_kernels(r);
   cpu::register_creation_kernels(r);

@@ -7,12 +7,14 @@ namespace cpu {
 void register_unary_kernels(KernelRegistry& r);
 void register_activation_kernels(KernelRegistry& r);
 void register_binary_kernels(KernelRegistry& r);
+void register_math_kernels(KernelRegistry& r);
 void register_where_kernels(KernelRegistry& r);
 void register_training_kernels(KernelRegistry& r);
 void register_cast_kernels(KernelRegistry& r);
 void register_segment_kernels(KernelRegistry& r);
 void register_array_kernels(KernelRegistry& r);
 void register_reduction_kernels(KernelRegistry& r);
+void register_scan_kernels(KernelRegistry& r);
 void register_matmul_kernels(KernelRegistry& r);
 void register_random_kernels(KernelRegistry& r);
 void register_creation_kernels(KernelRegistry& r);

@@ -1,6 +1,7 @@
 // CPU kernel of where (Select) with three-way broadcasting.
 #include <cstdint>
 
+#include "core/errors.h"
 #include "devices/cpu/broadcast.h"
 #include "devices/cpu/register.h"
 #include "devices/kernel_registry.h"
@@ -58,9 +59,38 @@ absl::Status select_kernel(KernelContext& ctx) {
   });
   return absl::OkStatus();
 }
+// Where(condition): counts the true elements, allocates [n, rank] (Note [Data-dependent output
+// shapes]), then writes each one's coordinates in row-major order.
+template <typename T>
+absl::Status coordinates_kernel(KernelContext& ctx) {
+  const DeviceTensor& c = ctx.input(0);
+  const T* p = c.data<T>();
+  const int64_t total = c.num_elements();
+  const int rank = c.shape.rank();
+  int64_t n = 0;
+  for (int64_t i = 0; i < total; ++i) n += p[i] != T(0);
+  DeviceTensor& out = ctx.output(0);
+  out.dtype = DType::kInt64;
+  out.shape = Shape{n, rank};
+  TF_RETURN_IF_ERROR(ctx.device->allocate_buffer(out));
+  int64_t* o = out.data<int64_t>();
+  for (int64_t i = 0; i < total; ++i) {
+    if (!(p[i] != T(0))) continue;
+    for (int64_t d = rank - 1, rem = i; d >= 0; --d) {
+      const int64_t dim = c.shape.dim(static_cast<int>(d));
+      o[d] = rem % dim;
+      rem /= dim;
+    }
+    o += rank;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void register_where_kernels(KernelRegistry& r) {
+  register_each<float, double, int32_t, int64_t, uint8_t, bool>(
+      r, "Where", DeviceType::kCPU, []<typename T>() -> KernelFn { return coordinates_kernel<T>; });
   register_each<float, double, int32_t, int64_t, uint8_t, bool>(
       r, "Select", DeviceType::kCPU, []<typename T>() -> KernelFn { return select_kernel<T>; });
 }

@@ -68,6 +68,14 @@ TF_BINARY_FLOATING(SoftplusGrad)
 TF_BINARY_FLOATING(SoftsignGrad)
 TF_BINARY_FLOATING(SigmoidGrad)
 TF_BINARY_FLOATING(TanhGrad)
+// The math family (eager/ops/math.cc); TruncateDiv runs Div's integer instantiations.
+TF_BINARY_FLOATING(SquaredDifference)
+TF_BINARY(int32_t, int32_t, SquaredDifference)
+TF_BINARY(int64_t, int64_t, SquaredDifference)
+TF_BINARY_FLOATING(DivNoNan)
+TF_BINARY_FLOATING(TruncateMod)
+TF_BINARY(int32_t, int32_t, TruncateMod)
+TF_BINARY(int64_t, int64_t, TruncateMod)
 #undef TF_BINARY_FLOATING
 #undef TF_BINARY_COMPARE
 #undef TF_BINARY_ARITH

@@ -26,6 +26,17 @@ absl::Status unary_kernel(KernelContext& ctx) {
                      absl::StrCat(ctx.op, " kernel launch"));
 }
 
+template <typename T, typename F>
+absl::Status predicate_kernel(KernelContext& ctx) {
+  const int64_t n = ctx.input(0).num_elements();
+  if (n == 0) return absl::OkStatus();
+  TF_ASSIGN_OR_RETURN(CudaDevice* device, as_cuda_device(ctx.device));
+  TF_ASSIGN_OR_RETURN(CUstream_st* stream, device->stream());
+  TF_RETURN_IF_ERROR(device->activate());
+  return cuda_status(launch_predicate<T, F>(stream, ctx.input(0).data<T>(), ctx.output(0).data<bool>(), n),
+                     absl::StrCat(ctx.op, " kernel launch"));
+}
+
 DimsRef dims_of(const Shape& s) { return DimsRef{s.dims().data(), s.rank()}; }
 
 template <typename T, typename Out, typename F>
@@ -159,6 +170,33 @@ void register_activation_kernels(KernelRegistry& r) {
   register_floating<functors::SoftsignGrad>(r, "SoftsignGrad");
   register_floating<functors::SigmoidGrad>(r, "SigmoidGrad");
   register_floating<functors::TanhGrad>(r, "TanhGrad");
+}
+
+// The math family (eager/ops/math.cc). AddN and ClipByValue have CPU kernels only (soft
+// placement runs them there).
+void register_math_kernels(KernelRegistry& r) {
+  register_unary_floating<functors::Reciprocal>(r, "Reciprocal");
+  register_unary_floating<functors::Expm1>(r, "Expm1");
+  register_unary_floating<functors::Sin>(r, "Sin");
+  register_unary_floating<functors::Cos>(r, "Cos");
+  register_unary_floating<functors::Tan>(r, "Tan");
+  register_unary_floating<functors::Erf>(r, "Erf");
+  register_unary_floating<functors::Erfc>(r, "Erfc");
+  register_unary_floating<functors::Ceil>(r, "Ceil");
+  register_unary_floating<functors::RoundHalfEven>(r, "Rint");
+  register_unary_numeric<functors::RoundHalfEven>(r, "Round");
+  register_each<float, double>(r, "IsNan", kGPU, []<typename T>() -> KernelFn { return predicate_kernel<T, functors::IsNan>; });
+  register_each<float, double>(r, "IsInf", kGPU, []<typename T>() -> KernelFn { return predicate_kernel<T, functors::IsInf>; });
+  register_each<float, double>(r, "IsFinite", kGPU,
+                               []<typename T>() -> KernelFn { return predicate_kernel<T, functors::IsFinite>; });
+  register_floating<functors::SquaredDifference>(r, "SquaredDifference");
+  register_each<int32_t, int64_t>(r, "SquaredDifference", kGPU,
+                                  []<typename T>() -> KernelFn { return binary_kernel<T, T, functors::SquaredDifference>; });
+  register_floating<functors::DivNoNan>(r, "DivNoNan");
+  register_int_division<functors::Div>(r, "TruncateDiv");
+  register_floating<functors::TruncateMod>(r, "TruncateMod");
+  register_each<int32_t, int64_t>(r, "TruncateMod", kGPU,
+                                  []<typename T>() -> KernelFn { return int_division_kernel<T, functors::TruncateMod>; });
 }
 
 void register_binary_kernels(KernelRegistry& r) {

@@ -29,6 +29,10 @@ inline unsigned grid_size(int64_t n) {
 template <typename T, typename F>
 int launch_unary(CUstream_st* stream, const T* x, T* y, int64_t n);
 
+// y[i] = F(x[i]) as a bool (IsNan, IsInf, IsFinite).
+template <typename T, typename F>
+int launch_predicate(CUstream_st* stream, const T* x, bool* y, int64_t n);
+
 // z[i] = F(x[off0], y[off1]) with the offsets of output element i from idx.
 template <typename T, typename Out, typename F>
 int launch_binary(CUstream_st* stream, const T* x, const T* y, Out* z, int64_t n, const BroadcastIndexer<2>& idx);

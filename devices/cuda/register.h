@@ -8,6 +8,7 @@ namespace cuda {
 void register_unary_kernels(KernelRegistry& r);   // elementwise.cc
 void register_binary_kernels(KernelRegistry& r);  // elementwise.cc
 void register_activation_kernels(KernelRegistry& r);  // elementwise.cc (kernels in unary.cu, binary.cu)
+void register_math_kernels(KernelRegistry& r);  // elementwise.cc (kernels in unary.cu, binary.cu)
 void register_matmul_kernels(KernelRegistry& r);  // matmul.cc
 }  // namespace cuda
 }  // namespace tapeflow

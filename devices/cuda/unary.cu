@@ -12,8 +12,8 @@ namespace tapeflow::cuda {
 
 namespace {
 
-template <typename T, typename F>
-__global__ void unary_kernel(const T* x, T* y, int64_t n) {
+template <typename T, typename Out, typename F>
+__global__ void unary_kernel(const T* x, Out* y, int64_t n) {
   const F f{};
   const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) y[i] = f(x[i]);
@@ -23,7 +23,13 @@ __global__ void unary_kernel(const T* x, T* y, int64_t n) {
 
 template <typename T, typename F>
 int launch_unary(CUstream_st* stream, const T* x, T* y, int64_t n) {
-  unary_kernel<T, F><<<grid_size(n), kBlockSize, 0, stream>>>(x, y, n);
+  unary_kernel<T, T, F><<<grid_size(n), kBlockSize, 0, stream>>>(x, y, n);
+  return static_cast<int>(cudaGetLastError());
+}
+
+template <typename T, typename F>
+int launch_predicate(CUstream_st* stream, const T* x, bool* y, int64_t n) {
+  unary_kernel<T, bool, F><<<grid_size(n), kBlockSize, 0, stream>>>(x, y, n);
   return static_cast<int>(cudaGetLastError());
 }
 
@@ -56,6 +62,21 @@ TF_UNARY_FLOATING(Elu)
 TF_UNARY_FLOATING(Selu)
 TF_UNARY_FLOATING(Softplus)
 TF_UNARY_FLOATING(Softsign)
+// The math family (eager/ops/math.cc), registered by elementwise.cc.
+TF_UNARY_FLOATING(Reciprocal)
+TF_UNARY_FLOATING(Expm1)
+TF_UNARY_FLOATING(Sin)
+TF_UNARY_FLOATING(Cos)
+TF_UNARY_FLOATING(Tan)
+TF_UNARY_FLOATING(Erf)
+TF_UNARY_FLOATING(Erfc)
+TF_UNARY_FLOATING(Ceil)
+TF_UNARY_NUMERIC(RoundHalfEven)
+#define TF_PREDICATE(T, F) template int launch_predicate<T, functors::F>(CUstream_st*, const T*, bool*, int64_t);
+TF_PREDICATE(float, IsNan) TF_PREDICATE(double, IsNan)
+TF_PREDICATE(float, IsInf) TF_PREDICATE(double, IsInf)
+TF_PREDICATE(float, IsFinite) TF_PREDICATE(double, IsFinite)
+#undef TF_PREDICATE
 #undef TF_UNARY_FLOATING
 #undef TF_UNARY_NUMERIC
 #undef TF_UNARY

@@ -275,6 +275,29 @@ absl::StatusOr<OutputSpecs> pad_shape(const InferenceContext& ctx) {
   return single_output(x.dtype, std::move(out));
 }
 
+// MirrorPad: attributes paddings (flattened pairs) and mode.
+absl::StatusOr<OutputSpecs> mirror_pad_shape(const InferenceContext& ctx) {
+  const TensorSpec& x = ctx.inputs[0];
+  const Ints& paddings = ctx.attrs.get<Ints>("paddings");
+  const std::string& mode = ctx.attrs.get<std::string>("mode");
+  if (mode != "REFLECT" && mode != "SYMMETRIC")
+    return invalid(ctx, "mode must be \"REFLECT\" or \"SYMMETRIC\", got \"", mode, "\"");
+  const int rank = x.shape.rank();
+  if (static_cast<int>(paddings.size()) != 2 * rank)
+    return invalid(ctx, "paddings has ", paddings.size() / 2, " (before, after) pairs but input 'input' of shape ",
+                   x.shape.to_string(), " has rank ", rank);
+  const int64_t slack = mode == "REFLECT" ? 1 : 0;  // REFLECT mirrors around the edge element
+  Shape out;
+  for (int i = 0; i < rank; ++i) {
+    const int64_t before = paddings[2 * i], after = paddings[2 * i + 1], dim = x.shape.dim(i);
+    if (before < 0 || after < 0 || (dim >= 0 && (before > dim - slack || after > dim - slack)))
+      return invalid(ctx, "paddings[", i, "] = (", before, ", ", after, ") must be in [0, ", dim - slack,
+                     "] for dimension ", i, " of size ", dim, " in ", mode, " mode");
+    out.push_back(dim < 0 ? kUnknownDim : dim + before + after);
+  }
+  return single_output(x.dtype, std::move(out));
+}
+
 absl::StatusOr<OutputSpecs> tile_shape(const InferenceContext& ctx) {
   const TensorSpec& x = ctx.inputs[0];
   const Ints& multiples = ctx.attrs.get<Ints>("multiples");
@@ -292,6 +315,38 @@ absl::StatusOr<OutputSpecs> tile_shape(const InferenceContext& ctx) {
     out.push_back(m == 0 ? 0 : (dim < 0 ? kUnknownDim : *tiled));
   }
   return single_output(x.dtype, std::move(out));
+}
+
+// ReverseV2: attribute axis (the list of axes to reverse).
+absl::StatusOr<OutputSpecs> reverse_shape(const InferenceContext& ctx) {
+  const TensorSpec& x = ctx.inputs[0];
+  const Ints& axes = ctx.attrs.get<Ints>("axis");
+  std::vector<bool> seen(static_cast<size_t>(x.shape.rank()), false);
+  for (int64_t a : axes) {
+    TF_ASSIGN_OR_RETURN(int axis, axis_of(ctx, a, x.shape.rank(), "tensor"));
+    if (seen[axis]) return invalid(ctx, "axis ", a, " is repeated in axis ", ints_to_string(axes));
+    seen[axis] = true;
+  }
+  return single_output(x.dtype, x.shape);
+}
+
+// BroadcastTo: attribute shape (the target); x's dims, aligned at the end, are 1 or equal.
+absl::StatusOr<OutputSpecs> broadcast_to_shape(const InferenceContext& ctx) {
+  const TensorSpec& x = ctx.inputs[0];
+  const Ints& shape = ctx.attrs.get<Ints>("shape");
+  const int rank = static_cast<int>(shape.size()), lead = rank - x.shape.rank();
+  if (lead < 0)
+    return invalid(ctx, "input 'input' ", x.shape.to_string(), " has more dims than the target shape ",
+                   ints_to_string(shape));
+  for (int i = 0; i < rank; ++i) {
+    if (shape[i] < 0) return invalid(ctx, "shape[", i, "] = ", shape[i], " must be non-negative");
+    if (i < lead) continue;
+    const int64_t d = x.shape.dim(i - lead);
+    if (d >= 0 && d != 1 && d != shape[i])
+      return invalid(ctx, "input 'input' ", x.shape.to_string(), " cannot be broadcast to ", ints_to_string(shape),
+                     ": dim ", i - lead, " is ", d, ", not 1 or ", shape[i]);
+  }
+  return single_output(x.dtype, Shape(shape));
 }
 
 OpDef kReshape{.type = "Reshape", .api_name = "reshape", .num_inputs = 1, .infer = reshape_shape,
@@ -325,8 +380,14 @@ OpDef kOneHot{.type = "OneHot", .api_name = "one_hot", .num_inputs = 1, .infer =
     .tf_form = "TI=in0 depth@int on_value@val off_value@val dtype>T:type axis:int=-1"};
 OpDef kPad{.type = "PadV2", .api_name = "pad", .num_inputs = 1, .infer = pad_shape,
     .tf_form = "T=in0 paddings@pairs constant_value@val Tpaddings=int32"};
+OpDef kMirrorPad{.type = "MirrorPad", .api_name = "mirror_pad", .num_inputs = 1, .infer = mirror_pad_shape,
+    .tf_form = "T=in0 paddings@pairs Tpaddings=int32 mode:string"};
 OpDef kTile{.type = "Tile", .api_name = "tile", .num_inputs = 1, .infer = tile_shape,
     .tf_form = "T=in0 multiples@ints Tmultiples=int32"};
+OpDef kReverse{.type = "ReverseV2", .api_name = "reverse", .num_inputs = 1, .infer = reverse_shape,
+    .tf_form = "T=in0 axis@ints Tidx=int32"};
+OpDef kBroadcastTo{.type = "BroadcastTo", .api_name = "broadcast_to", .num_inputs = 1, .infer = broadcast_to_shape,
+    .tf_form = "T=in0 shape@ints Tidx=int32"};
 
 Tensor run1(const OpDef& op, const Tensor& x, AttrMap attrs, std::source_location loc) {
   const Tensor inputs[1] = {x};
@@ -351,7 +412,7 @@ int checked_axis(const char* op, int64_t axis, int rank, std::source_location lo
 
 void register_array_ops(OpRegistry& r) {
   for (const OpDef* op : {&kReshape, &kExpandDims, &kSqueeze, &kIdentity, &kStopGradient, &kTranspose, &kConcat, &kSlice,
-                          &kStridedSlice, &kGather, &kOneHot, &kPad, &kTile})
+                          &kStridedSlice, &kGather, &kOneHot, &kPad, &kTile, &kReverse, &kBroadcastTo, &kMirrorPad})
     r.add(*op);
 }
 
@@ -537,8 +598,26 @@ Tensor pad(const Tensor& x, const std::vector<std::pair<int64_t, int64_t>>& padd
   return run1(kPad, x, AttrMap{{"paddings", std::move(flat)}, {"constant_value", constant_value}}, loc);
 }
 
+Tensor mirror_pad(const Tensor& x, const std::vector<std::pair<int64_t, int64_t>>& paddings, const std::string& mode,
+                  std::source_location loc) {
+  std::vector<int64_t> flat;
+  for (const auto& [before, after] : paddings) {
+    flat.push_back(before);
+    flat.push_back(after);
+  }
+  return run1(kMirrorPad, x, AttrMap{{"paddings", std::move(flat)}, {"mode", mode}}, loc);
+}
+
 Tensor tile(const Tensor& x, std::vector<int64_t> multiples, std::source_location loc) {
   return run1(kTile, x, AttrMap{{"multiples", std::move(multiples)}}, loc);
+}
+
+Tensor reverse(const Tensor& x, std::vector<int64_t> axes, std::source_location loc) {
+  return run1(kReverse, x, AttrMap{{"axis", std::move(axes)}}, loc);
+}
+
+Tensor broadcast_to(const Tensor& x, std::vector<int64_t> shape, std::source_location loc) {
+  return run1(kBroadcastTo, x, AttrMap{{"shape", std::move(shape)}}, loc);
 }
 
 }  // namespace tapeflow

@@ -17,14 +17,15 @@
 // InvalidArgumentError naming the op ("[concat] ...") and the offending input; gather's
 // out-of-range indices are reported by the kernel the same way.
 //
-// Primitives (one kernel each): transpose, concat, slice, strided_slice, gather, one_hot, pad,
-// tile. Views (no copy, no kernel): reshape, expand_dims, squeeze, identity. Composites of the
+// Primitives (one kernel each): transpose, reverse, concat, slice, strided_slice, gather, one_hot,
+// pad, mirror_pad, tile, broadcast_to. Views (no copy, no kernel): reshape, expand_dims, squeeze, identity. Composites of the
 // above: stack, unstack, split.
 #pragma once
 
 #include <cstdint>
 #include <initializer_list>
 #include <source_location>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -51,6 +52,9 @@ Tensor stop_gradient(const Tensor& x, TF_SL);
 // ---- reordering ----
 // Output dim i is input dim perm[i]; an empty perm reverses the dims.
 Tensor transpose(const Tensor& x, std::vector<int64_t> perm = {}, TF_SL);
+// x with the order of its elements along each of `axes` reversed (TensorFlow's ReverseV2); a
+// repeated axis is an error, an empty list returns x's values.
+Tensor reverse(const Tensor& x, std::vector<int64_t> axes, TF_SL);
 
 // ---- joining and splitting ----
 // Joins along an existing axis; all other dims and the dtypes must match.
@@ -92,8 +96,16 @@ Tensor one_hot(const Tensor& indices, int64_t depth, double on_value = 1, double
 // constant_value (converted to x's dtype). Paddings must be non-negative.
 Tensor pad(const Tensor& x, const std::vector<std::pair<int64_t, int64_t>>& paddings,
            double constant_value = 0, TF_SL);
+// Pads with x's own values mirrored at each edge (TensorFlow's MirrorPad): mode "REFLECT" leaves
+// the edge element out of the mirror ([1,2,3] padded (2,2): [3,2,1,2,3,2,1]), "SYMMETRIC" repeats
+// it ([2,1,1,2,3,3,2]). Each padding is at most dim - 1 (REFLECT) or dim (SYMMETRIC).
+Tensor mirror_pad(const Tensor& x, const std::vector<std::pair<int64_t, int64_t>>& paddings,
+                  const std::string& mode, TF_SL);
 // Repeats x multiples[i] times along dim i.
 Tensor tile(const Tensor& x, std::vector<int64_t> multiples, TF_SL);
+// x repeated to `shape` by NumPy broadcasting (TensorFlow's BroadcastTo): x's dims, aligned at
+// the end, must each be 1 or equal to shape's.
+Tensor broadcast_to(const Tensor& x, std::vector<int64_t> shape, TF_SL);
 
 #undef TF_SL
 

@@ -103,20 +103,6 @@ TF_BINARY_API(logical_and, kLogicalAnd)
 TF_BINARY_API(logical_or, kLogicalOr)
 #undef TF_BINARY_API
 
-Tensor clip_by_value(const Operand& x, const Operand& lo, const Operand& hi, std::source_location loc) {
-  const Tensor tx = x.resolve("clip_by_value", nullptr);
-  const DType dt = tx.dtype();
-  const Tensor tlo = lo.resolve("clip_by_value", &dt), thi = hi.resolve("clip_by_value", &dt);
-  if (tlo.defined() && thi.defined() && tlo.num_elements() == 1 && thi.num_elements() == 1 &&
-      tlo.device_tensor().buffer && thi.device_tensor().buffer) {
-    // Known bounds are checked now, eagerly, even while a graph is being built.
-    ContextGuard eager(&eager_context());
-    if (greater(tlo, thi, loc).to_vector<bool>()[0])
-      throw InvalidArgumentError("[clip_by_value] clip_value_min must not exceed clip_value_max", loc);
-  }
-  return minimum(maximum(tx, tlo, loc), thi, loc);
-}
-
 Tensor operator+(const Operand& x, const Operand& y) { return add(x, y, x.location()); }
 Tensor operator-(const Operand& x, const Operand& y) { return sub(x, y, x.location()); }
 Tensor operator*(const Operand& x, const Operand& y) { return mul(x, y, x.location()); }

@@ -27,8 +27,7 @@ Tensor mod(const Operand& x, const Operand& y, TF_SL);        // floor modulo: s
 Tensor pow(const Operand& x, const Operand& y, TF_SL);
 Tensor maximum(const Operand& x, const Operand& y, TF_SL);
 Tensor minimum(const Operand& x, const Operand& y, TF_SL);
-// min(max(x, lo), hi); lo must not exceed hi where both are scalars.
-Tensor clip_by_value(const Operand& x, const Operand& lo, const Operand& hi, TF_SL);
+// clip_by_value, squared_difference, div_no_nan, ...: eager/ops/math.h.
 // Comparisons give bool tensors.
 Tensor equal(const Operand& x, const Operand& y, TF_SL);
 Tensor not_equal(const Operand& x, const Operand& y, TF_SL);

@@ -66,6 +66,9 @@ absl::StatusOr<OutputSpecs> extremum_shape(const InferenceContext& ctx) {
   return reduce_shape(ctx, shape_fns::kNumeric, true);
 }
 absl::StatusOr<OutputSpecs> prod_shape(const InferenceContext& ctx) { return reduce_shape(ctx, kProdTypes, false); }
+absl::StatusOr<OutputSpecs> logical_shape(const InferenceContext& ctx) {
+  return reduce_shape(ctx, {DType::kBool}, false);
+}
 
 // Attributes: axis, output_type.
 absl::StatusOr<OutputSpecs> arg_shape(const InferenceContext& ctx) {
@@ -97,6 +100,11 @@ OpDef kMin{.type = "Min", .api_name = "reduce_min", .num_inputs = 1, .infer = ex
     .tf_form = "T=in0 axes@ints Tidx=int32 keep_dims:bool=false"};
 OpDef kProd{.type = "Prod", .api_name = "reduce_prod", .num_inputs = 1, .infer = prod_shape,
     .tf_form = "T=in0 axes@ints Tidx=int32 keep_dims:bool=false"};
+// TensorFlow's All and Any have no "T" attr (bool only).
+OpDef kAll{.type = "All", .api_name = "reduce_all", .num_inputs = 1, .infer = logical_shape, .differentiable = false,
+    .tf_form = "axes@ints Tidx=int32 keep_dims:bool=false"};
+OpDef kAny{.type = "Any", .api_name = "reduce_any", .num_inputs = 1, .infer = logical_shape, .differentiable = false,
+    .tf_form = "axes@ints Tidx=int32 keep_dims:bool=false"};
 OpDef kArgMax{.type = "ArgMax", .api_name = "argmax", .num_inputs = 1, .infer = arg_shape,
               .differentiable = false,
     .tf_form = "T=in0 axis@int Tidx=int32 output_type:type=int64"};
@@ -120,7 +128,7 @@ Tensor run_arg(const OpDef& op, const Tensor& x, int64_t axis, DType output_type
 }  // namespace
 
 void register_reduction_ops(OpRegistry& r) {
-  for (const OpDef* op : {&kSum, &kMax, &kMin, &kProd, &kArgMax, &kArgMin}) r.add(*op);
+  for (const OpDef* op : {&kSum, &kMax, &kMin, &kProd, &kAll, &kAny, &kArgMax, &kArgMin}) r.add(*op);
 }
 
 Tensor reduce_sum(const Tensor& x, const Axes& axes, bool keepdims, std::source_location loc) {
@@ -134,6 +142,13 @@ Tensor reduce_min(const Tensor& x, const Axes& axes, bool keepdims, std::source_
 }
 Tensor reduce_prod(const Tensor& x, const Axes& axes, bool keepdims, std::source_location loc) {
   return run_reduce(kProd, x, axes, keepdims, loc);
+}
+
+Tensor reduce_all(const Tensor& x, const Axes& axes, bool keepdims, std::source_location loc) {
+  return run_reduce(kAll, x, axes, keepdims, loc);
+}
+Tensor reduce_any(const Tensor& x, const Axes& axes, bool keepdims, std::source_location loc) {
+  return run_reduce(kAny, x, axes, keepdims, loc);
 }
 
 std::vector<int64_t> Axes::resolve(int rank) const {

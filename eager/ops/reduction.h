@@ -1,4 +1,4 @@
-// Reductions: sum, max, min, prod and mean over axes, and argmax / argmin along one axis.
+// Reductions: sum, max, min, prod, mean, all and any over axes, and argmax / argmin along one axis.
 //
 //   Tensor x = {{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}};
 //   reduce_sum(x);                    // 21, a scalar (no axes given: every axis, axis=None)
@@ -54,6 +54,10 @@ Tensor reduce_max(const Tensor& x, const Axes& axes = Axes::all(), bool keepdims
 Tensor reduce_min(const Tensor& x, const Axes& axes = Axes::all(), bool keepdims = false, TF_SL);
 // float32, float64, int32, int64.
 Tensor reduce_prod(const Tensor& x, const Axes& axes = Axes::all(), bool keepdims = false, TF_SL);
+// bool: logical and / or over the axes (TensorFlow's All and Any); an empty axis gives true /
+// false.
+Tensor reduce_all(const Tensor& x, const Axes& axes = Axes::all(), bool keepdims = false, TF_SL);
+Tensor reduce_any(const Tensor& x, const Axes& axes = Axes::all(), bool keepdims = false, TF_SL);
 // Composite: reduce_sum / count. Integer inputs divide as integers (truncating), as
 // TensorFlow; the integer mean of an empty axis is an InvalidArgumentError.
 Tensor reduce_mean(const Tensor& x, const Axes& axes = Axes::all(), bool keepdims = false, TF_SL);

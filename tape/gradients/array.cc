@@ -3,6 +3,7 @@
 
 #include "eager/context.h"
 #include "eager/ops/array.h"
+#include "eager/ops/binary.h"
 #include "eager/ops/creation.h"
 #include "eager/ops/reduction.h"
 #include "eager/ops/segment.h"
@@ -106,6 +107,41 @@ Grads tile_grad(const GradInputs& op, Span g) {
 }
 
 Grads segment_sum_grad(const GradInputs& op, Span g) { return {gather(g[0], op.inputs[1]), Tensor()}; }
+// MirrorPad: per padded dim, the centre keeps its gradient and each mirrored strip adds its
+// gradient, reversed, onto the input positions it copied (from 1 in REFLECT, 0 in SYMMETRIC).
+// Built from slice, reverse, pad and add, so it differentiates again.
+Grads mirror_pad_grad(const GradInputs& op, Span g) {
+  const Ints& pads = op.attrs.get<Ints>("paddings");
+  const int64_t off = op.attrs.get<std::string>("mode") == "REFLECT" ? 1 : 0;
+  const Shape& in = op.inputs[0].shape();
+  const int rank = in.rank();
+  Tensor grad = g[0];
+  for (int i = 0; i < rank; ++i) {
+    const int64_t before = pads[2 * i], after = pads[2 * i + 1], d = in.dim(i);
+    if (before == 0 && after == 0) continue;
+    auto part = [&](int64_t begin, int64_t size) {
+      Ints b(static_cast<size_t>(rank), 0), s(static_cast<size_t>(rank), -1);
+      b[static_cast<size_t>(i)] = begin;
+      s[static_cast<size_t>(i)] = size;
+      return slice(grad, b, s);
+    };
+    auto placed = [&](const Tensor& strip, int64_t lo, int64_t hi) {  // zeros lo before, hi after along i
+      std::vector<std::pair<int64_t, int64_t>> p(static_cast<size_t>(rank), {0, 0});
+      p[static_cast<size_t>(i)] = {lo, hi};
+      return pad(reverse(strip, {i}), p);
+    };
+    Tensor next = part(before, d);
+    if (before > 0) next = next + placed(part(0, before), off, d - off - before);
+    if (after > 0) next = next + placed(part(before + d, after), d - off - after, off);
+    grad = next;
+  }
+  return {grad};
+}
+
+// Reversing is its own inverse; a broadcast copy sums back to the input's shape (in a graph,
+// an unknown dim of the input counts as not broadcast: unbroadcast's rule).
+Grads reverse_grad(const GradInputs& op, Span g) { return {reverse(g[0], op.attrs.get<Ints>("axis"))}; }
+Grads broadcast_to_grad(const GradInputs& op, Span g) { return {unbroadcast(g[0], op.inputs[0].shape())}; }
 }  // namespace
 
 void register_array_gradients(GradientRegistry& r) {
@@ -120,6 +156,9 @@ void register_array_gradients(GradientRegistry& r) {
   r.add("GatherV2", gather_grad);
   r.add("PadV2", pad_grad);
   r.add("Tile", tile_grad);
+  r.add("ReverseV2", reverse_grad);
+  r.add("MirrorPad", mirror_pad_grad);
+  r.add("BroadcastTo", broadcast_to_grad);
   r.add("UnsortedSegmentSum", segment_sum_grad);
 }
 

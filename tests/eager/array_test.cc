@@ -9,6 +9,8 @@
 #include "eager/ops/cast.h"
 #include "devices/kernel_registry.h"
 #include "eager/op_def.h"
+#include "graph/graph_def.h"
+#include "tapeflow.h"
 
 namespace tapeflow {
 namespace {
@@ -568,6 +570,107 @@ TEST(ArrayShapeFnTest, UnknownDimsPropagate) {
                    {"end_mask", int64_t{0}}, {"ellipsis_mask", int64_t{0}}, {"new_axis_mask", int64_t{0}},
                    {"shrink_axis_mask", int64_t{1}}});
   EXPECT_EQ(ss->at(0).shape, (Shape{0}));
+}
+
+// ReverseV2 and BroadcastTo (issue 14): values on several dtypes, errors, gradients, and a
+// graph whose GraphDef carries TensorFlow's nodes.
+using ::testing::ElementsAre;
+
+TEST(ArrayTest, ReverseAlongAxes) {
+  const Tensor x = {{1, 2, 3}, {4, 5, 6}};
+  EXPECT_THAT(reverse(x, {1}).to_vector<int32_t>(), ElementsAre(3, 2, 1, 6, 5, 4));
+  EXPECT_THAT(reverse(x, {0}).to_vector<int32_t>(), ElementsAre(4, 5, 6, 1, 2, 3));
+  EXPECT_THAT(reverse(x, {-1, 0}).to_vector<int32_t>(), ElementsAre(6, 5, 4, 3, 2, 1));
+  EXPECT_THAT(reverse(x, {}).to_vector<int32_t>(), ElementsAre(1, 2, 3, 4, 5, 6));
+  EXPECT_THAT(reverse(Tensor{true, false, false}, {0}).to_vector<bool>(), ElementsAre(false, false, true));
+  const Tensor r3 = reverse(reshape(range<int64_t>(0, 24), {2, 3, 4}), {1});
+  EXPECT_EQ(r3.shape(), (Shape{2, 3, 4}));
+  EXPECT_THAT(slice(r3, {0, 0, 0}, {1, 1, 4}).to_vector<int64_t>(), ElementsAre(8, 9, 10, 11));
+  EXPECT_THAT(error_of([&] { reverse(x, {2}); }),
+              AllOf(HasSubstr("[reverse]"), HasSubstr("axis 2 is out of range"), HasSubstr("array_test.cc:")));
+  EXPECT_THAT(error_of([&] { reverse(x, {1, -1}); }), HasSubstr("[reverse] axis -1 is repeated"));
+}
+
+TEST(ArrayTest, BroadcastToRepeats) {
+  EXPECT_THAT(broadcast_to(Tensor{1.f, 2.f, 3.f}, {2, 3}).to_vector<float>(), ElementsAre(1.f, 2.f, 3.f, 1.f, 2.f, 3.f));
+  const Tensor col = broadcast_to(Tensor{{1}, {2}}, {2, 3});
+  EXPECT_EQ(col.shape(), (Shape{2, 3}));
+  EXPECT_THAT(col.to_vector<int32_t>(), ElementsAre(1, 1, 1, 2, 2, 2));
+  EXPECT_THAT(broadcast_to(Tensor(uint8_t{7}), {2, 2}).to_vector<uint8_t>(), ElementsAre(7, 7, 7, 7));
+  EXPECT_EQ(broadcast_to(Tensor{1.0}, {0, 1}).shape(), (Shape{0, 1}));
+  EXPECT_THAT(error_of([] { broadcast_to(Tensor{1.f, 2.f}, {2, 3}); }),
+              AllOf(HasSubstr("[broadcast_to] input 'input' [2] cannot be broadcast to [2,3]"),
+                    HasSubstr("array_test.cc:")));
+  EXPECT_THAT(error_of([] { broadcast_to(Tensor{{1.f}}, {3}); }), HasSubstr("has more dims than the target shape"));
+  EXPECT_THAT(error_of([] { broadcast_to(Tensor{1.f}, {-2}); }), HasSubstr("shape[0] = -2 must be non-negative"));
+}
+
+TEST(ArrayTest, MirrorPadReflectsOrRepeatsTheEdge) {
+  const Tensor v = {1, 2, 3};
+  EXPECT_THAT(mirror_pad(v, {{2, 2}}, "REFLECT").to_vector<int32_t>(), ElementsAre(3, 2, 1, 2, 3, 2, 1));
+  EXPECT_THAT(mirror_pad(v, {{2, 2}}, "SYMMETRIC").to_vector<int32_t>(), ElementsAre(2, 1, 1, 2, 3, 3, 2));
+  EXPECT_THAT(mirror_pad(v, {{3, 0}}, "SYMMETRIC").to_vector<int32_t>(), ElementsAre(3, 2, 1, 1, 2, 3));
+  const Tensor m = mirror_pad(Tensor{{1.f, 2.f}, {3.f, 4.f}}, {{1, 0}, {0, 1}}, "REFLECT");
+  EXPECT_EQ(m.shape(), (Shape{3, 3}));
+  EXPECT_THAT(m.to_vector<float>(), ElementsAre(3.f, 4.f, 3.f, 1.f, 2.f, 1.f, 3.f, 4.f, 3.f));
+  EXPECT_THAT(error_of([&] { mirror_pad(v, {{3, 0}}, "REFLECT"); }),
+              AllOf(HasSubstr("[mirror_pad] paddings[0] = (3, 0) must be in [0, 2]"), HasSubstr("array_test.cc:")));
+  EXPECT_THAT(error_of([&] { mirror_pad(v, {{1, 1}}, "CONSTANT"); }), HasSubstr("[mirror_pad] mode must be"));
+  EXPECT_THAT(error_of([&] { mirror_pad(v, {{1, 1}, {0, 0}}, "REFLECT"); }), HasSubstr("has rank 1"));
+  // Its gradient sums each input element's copies: in REFLECT (2, 2) x0 and x2 appear twice, x1
+  // three times.
+  const Tensor x = {1.0, 2.0, 3.0};
+  GradientTape tape;
+  tape.watch(x);
+  EXPECT_THAT(tape.gradient(reduce_sum(mirror_pad(x, {{2, 2}}, "REFLECT")), x).to_vector<double>(),
+              ElementsAre(2.0, 3.0, 2.0));
+}
+
+TEST(ArrayTest, ReverseAndBroadcastToInGraphsAndGradients) {
+  Graph g;
+  Tensor x, y, dx;
+  {
+    auto scope = g.as_default();
+    // A known shape: a graph gradient cannot tell whether an unknown dim was broadcast
+    // (unbroadcast's rule, tape/gradient_registry.h).
+    x = placeholder(DType::kFloat32, {1, 3}, "x");
+    y = reverse(broadcast_to(x, {4, 2, 3}), {0, 2}) * reshape(range<float>(0, 24, 1), {4, 2, 3});
+    EXPECT_EQ(y.shape(), (Shape{4, 2, 3}));
+    dx = gradients({reduce_sum(y)}, {x})[0];
+  }
+  Tensor mp, total;
+  {
+    auto scope = g.as_default();
+    mp = mirror_pad(x, {{0, 0}, {1, 2}}, "SYMMETRIC");
+    total = reduce_sum(y);
+  }
+  bool reverse_node = false, broadcast_node = false, mirror_node = false;
+  const GraphDef def = to_graph_def(g);
+  for (const auto& n : def.node()) {
+    reverse_node |= n.op() == "ReverseV2";
+    broadcast_node |= n.op() == "BroadcastTo";
+    if (n.op() == "MirrorPad") {
+      mirror_node = true;
+      EXPECT_EQ(n.attr().at("mode").s(), "SYMMETRIC");
+    }
+  }
+  EXPECT_TRUE(reverse_node && broadcast_node && mirror_node);
+  Graph back = graph_from_graph_def(graph_def_from_binary(graph_def_to_binary(def)));
+  Session sb(back);
+  EXPECT_THAT(sb.run(back.get_tensor_by_name(mp.name()), {{back.get_tensor_by_name("x:0"), Tensor{{1.f, 2.f, 3.f}}}})
+                  .to_vector<float>(),
+              ElementsAre(1.f, 1.f, 2.f, 3.f, 3.f, 2.f));
+  Session sess(g);
+  const Tensor xv = {{1.f, 2.f, 3.f}};
+  // Each x[0, j] lands in 8 places; the weights it meets there are position (k, i, 2 - j).
+  std::vector<float> want(3, 0.f);
+  for (int k = 0; k < 4; ++k)
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 3; ++j) want[2 - j] += static_cast<float>(k * 6 + i * 3 + j);
+  EXPECT_THAT(sess.run(dx, {{x, xv}}).to_vector<float>(), ElementsAre(want[0], want[1], want[2]));
+  EXPECT_FLOAT_EQ(sess.run(total, {{x, xv}}).item<float>(),
+                  reduce_sum(reverse(broadcast_to(xv, {4, 2, 3}), {0, 2}) * reshape(range<float>(0, 24, 1), {4, 2, 3}))
+                      .item<float>());
 }
 
 }  // namespace

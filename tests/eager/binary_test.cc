@@ -1,4 +1,5 @@
 #include "eager/ops/binary.h"
+#include "eager/ops/math.h"
 
 #include <cmath>
 #include <limits>

@@ -8,6 +8,8 @@
 #include <numeric>
 
 #include "core/errors.h"
+#include "eager/ops/binary.h"
+#include "eager/ops/unary.h"
 #include "tests/support/test_util.h"
 
 namespace tapeflow {
@@ -347,5 +349,31 @@ TEST(ReductionTest, AnEmptyAxisListReducesNoneAndLeavingItOutReducesAll) {
   const std::vector<int64_t> computed;  // a computed, empty list means none too
   EXPECT_EQ(reduce_sum(x, computed).shape(), (Shape{2, 2}));
 }
+// reduce_all / reduce_any: TensorFlow's All and Any, with Axes' two spellings.
+TEST(ReductionTest, AllAndAnyOverAxes) {
+  const Tensor b = {{true, false, true}, {true, true, true}};
+  EXPECT_FALSE(reduce_all(b).item<bool>());
+  EXPECT_TRUE(reduce_any(b).item<bool>());
+  EXPECT_THAT(reduce_all(b, {1}).to_vector<bool>(), ::testing::ElementsAre(false, true));
+  EXPECT_THAT(reduce_all(b, {0}).to_vector<bool>(), ::testing::ElementsAre(true, false, true));
+  EXPECT_THAT(reduce_any(logical_not(b), {-1}, true).to_vector<bool>(), ::testing::ElementsAre(true, false));
+  EXPECT_EQ(reduce_any(b, {-1}, true).shape(), (Shape{2, 1}));
+  EXPECT_EQ(reduce_all(b, {}).to_vector<bool>(), b.to_vector<bool>());  // axis=[]: none
+  // Empty axes: the identities true and false.
+  const Tensor empty = not_equal(Tensor(std::vector<int32_t>{}, Shape{0}), 0);
+  EXPECT_TRUE(reduce_all(empty).item<bool>());
+  EXPECT_FALSE(reduce_any(empty).item<bool>());
+  // Long rows and a strided (column-wise) pass.
+  std::vector<int32_t> many(5000, 1);
+  many[4321] = 0;
+  const Tensor m = not_equal(Tensor(many, Shape{50, 100}), 0);
+  EXPECT_FALSE(reduce_all(m).item<bool>());
+  EXPECT_EQ(reduce_sum(cast(logical_not(reduce_all(m, {0})), DType::kInt32)).item<int32_t>(), 1);
+  EXPECT_EQ(reduce_sum(cast(reduce_any(logical_not(m), {1}), DType::kInt32)).item<int32_t>(), 1);
+  EXPECT_THAT(error_of([] { reduce_any(Tensor{1.f}); }),
+              ::testing::AllOf(HasSubstr("[reduce_any]"), HasSubstr("float32"), HasSubstr("reduction_test.cc:")));
+  EXPECT_THAT(error_of([] { reduce_all(Tensor{true}, {1}); }), HasSubstr("[reduce_all]"));
+}
+
 }  // namespace
 }  // namespace tapeflow

@@ -8,6 +8,8 @@
 #include "eager/ops/binary.h"
 #include "eager/ops/cast.h"
 #include "eager/ops/where.h"
+#include "graph/graph_def.h"
+#include "tapeflow.h"
 
 namespace tapeflow {
 namespace {
@@ -103,6 +105,48 @@ TEST(BinaryTypesTest, WeakScalarThatDoesNotFitIsRejected) {
   }
   EXPECT_THAT(add(Tensor{1, 2}, 2.0).to_vector<int32_t>(), ElementsAre(3, 4));
   EXPECT_THROW(add(Tensor{uint8_t{1}}, -1), InvalidArgumentError);
+}
+
+// where(condition) with one argument: TensorFlow's Where, whose row count only the kernel
+// knows (Note [Data-dependent output shapes]), eagerly and in a Session.
+TEST(WhereCoordinatesTest, CoordinatesOfTrueElements) {
+  const Tensor c = where(Tensor{{true, false, true}, {false, false, true}});
+  EXPECT_EQ(c.dtype(), DType::kInt64);
+  EXPECT_EQ(c.shape(), (Shape{3, 2}));
+  EXPECT_THAT(c.to_vector<int64_t>(), ElementsAre(0, 0, 0, 2, 1, 2));
+  EXPECT_THAT(where(Tensor{0.0, -1.5, 0.0, 2.0}).to_vector<int64_t>(), ElementsAre(1, 3));  // nonzero numbers
+  EXPECT_EQ(where(Tensor{false, false}).shape(), (Shape{0, 1}));
+  EXPECT_EQ(where(Tensor(true)).shape(), (Shape{1, 0}));  // a scalar: one row of no coordinates
+  EXPECT_EQ(where(Tensor(0)).shape(), (Shape{0, 0}));
+  // The result feeds later ops like any tensor.
+  EXPECT_EQ(reduce_sum(where(greater(Tensor{3, 1, 4, 1, 5}, 2))).item<int64_t>(), 0 + 2 + 4);
+  try {
+    where(Tensor());
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("[where]"));
+    EXPECT_THAT(e.what(), HasSubstr("where_cast_test.cc:"));
+  }
+}
+
+TEST(WhereCoordinatesTest, InAGraphTheRowCountIsUnknownUntilTheRun) {
+  Graph g;
+  Tensor x, idx, total;
+  {
+    auto scope = g.as_default();
+    x = placeholder(DType::kFloat32, {-1}, "x");
+    idx = where(greater(x, 0.f));
+    EXPECT_EQ(idx.shape(), (Shape{-1, 1}));
+    total = reduce_sum(idx);
+  }
+  Session sess(g);
+  EXPECT_THAT(sess.run(idx, {{x, Tensor{1.f, -2.f, 3.f}}}).to_vector<int64_t>(), ElementsAre(0, 2));
+  EXPECT_EQ(sess.run(idx, {{x, Tensor{-1.f, -2.f}}}).shape(), (Shape{0, 1}));
+  EXPECT_EQ(sess.run(total, {{x, Tensor{5.f, 5.f, 5.f, 5.f}}}).item<int64_t>(), 6);
+  bool found = false;
+  const GraphDef def = to_graph_def(g);
+  for (const auto& n : def.node()) found |= n.op() == "Where";
+  EXPECT_TRUE(found);
 }
 
 }  // namespace

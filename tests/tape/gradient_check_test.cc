@@ -52,6 +52,28 @@ std::map<std::string, std::vector<Case>> make_cases() {
   add("Log1p", {rnd({3}, 0.1, 3, 9)}, [](const V& v) { return log1p(v[0]); });
   add("Tanh", {rnd({3}, -2, 2, 10)}, [](const V& v) { return tanh(v[0]); });
   add("Sigmoid", {rnd({3}, -3, 3, 11)}, [](const V& v) { return sigmoid(v[0]); });
+  // The math family (eager/ops/math.h); rounding ops away from their jumps.
+  add("Reciprocal", {signed_away_from_zero({2, 3}, 140)}, [](const V& v) { return reciprocal(v[0]); });
+  add("Expm1", {rnd({3}, -2, 2, 141)}, [](const V& v) { return expm1(v[0]); });
+  add("Sin", {rnd({2, 2}, -3, 3, 142)}, [](const V& v) { return sin(v[0]); });
+  add("Cos", {rnd({2, 2}, -3, 3, 143)}, [](const V& v) { return cos(v[0]); });
+  add("Tan", {rnd({3}, -1.2, 1.2, 144)}, [](const V& v) { return tan(v[0]); });
+  add("Erf", {rnd({4}, -2, 2, 145)}, [](const V& v) { return erf(v[0]); });
+  add("Erfc", {rnd({4}, -2, 2, 146)}, [](const V& v) { return erfc(v[0]); });
+  add("Ceil", {Tensor{0.3, 1.6, -2.2}}, [](const V& v) { return ceil(v[0]); });
+  add("Round", {Tensor{0.3, 1.6, -2.2, 2.7}}, [](const V& v) { return round(v[0]); });
+  add("Rint", {Tensor{0.3, 1.6, -2.2}}, [](const V& v) { return rint(v[0]); });
+  add("SquaredDifference", {rnd({2, 3}, -1, 1, 147), rnd({3}, -1, 1, 148)},
+      [](const V& v) { return squared_difference(v[0], v[1]); });
+  add("DivNoNan", {rnd({2, 3}, -1, 1, 149), signed_away_from_zero({3}, 150)},
+      [](const V& v) { return div_no_nan(v[0], v[1]); });
+  add("AddN", {rnd({2, 3}, -1, 1, 151), rnd({2, 3}, -1, 1, 152), rnd({2, 3}, -1, 1, 153)},
+      [](const V& v) { return add_n({v[0], v[1], v[2] * v[0]}); });
+  // Values away from the bounds; scalar bounds and bounds of t's shape.
+  add("ClipByValue", {Tensor{-2.0, -0.3, 0.4, 1.7}, Tensor{-1.0}, Tensor{1.0}},
+      [](const V& v) { return clip_by_value(v[0], reshape(v[1], {}), reshape(v[2], {})); });
+  add("ClipByValue", {Tensor{{-2.0, 0.5}, {0.1, 3.0}}, Tensor{{-1.0, 0.0}, {0.2, -1.0}}, Tensor{{1.0, 2.0}, {0.3, 1.0}}},
+      [](const V& v) { return clip_by_value(v[0], v[1], v[2]); });
   // Activations (away from their kinks) and their gradient ops.
   add("Relu", {signed_away_from_zero({2, 3}, 101)}, [](const V& v) { return relu(v[0]); });
   add("Relu6", {Tensor{-1.0, 0.5, 3.0, 5.5, 7.0}}, [](const V& v) { return relu6(v[0]); });
@@ -101,6 +123,19 @@ std::map<std::string, std::vector<Case>> make_cases() {
   add("Tile", {rnd({2, 3}, -1, 1, 41)}, [](const V& v) { return tile(v[0], {2, 3}); });
   add("UnsortedSegmentSum", {rnd({4, 2}, -1, 1, 42), Tensor{1, 0, 1, 2}},
       [](const V& v) { return unsorted_segment_sum(v[0], v[1], 3); });
+  add("ReverseV2", {rnd({2, 3, 4}, -1, 1, 160)}, [](const V& v) { return reverse(v[0], {0, -1}); });
+  add("MirrorPad", {rnd({3, 4}, -1, 1, 175)}, [](const V& v) { return mirror_pad(v[0], {{2, 1}, {0, 3}}, "REFLECT"); });
+  add("MirrorPad", {rnd({2, 3, 2}, -1, 1, 176)},
+      [](const V& v) { return mirror_pad(v[0], {{1, 2}, {3, 0}, {2, 2}}, "SYMMETRIC"); });
+  add("BroadcastTo", {rnd({3, 1}, -1, 1, 161)}, [](const V& v) { return broadcast_to(v[0], {2, 3, 4}); });
+  // Scans, every exclusive / reverse combination (cumprod away from 0: its gradient divides by x).
+  for (int flags = 0; flags < 4; ++flags) {
+    const bool exclusive = flags & 1, reverse = flags & 2;
+    add("Cumsum", {rnd({3, 4}, -1, 1, 162 + flags)},
+        [=](const V& v) { return cumsum(v[0], flags % 2 ? 1 : 0, exclusive, reverse); });
+    add("Cumprod", {rnd({3, 4}, 0.5, 1.5, 166 + flags) * signed_away_from_zero({3, 4}, 170 + flags)},
+        [=](const V& v) { return cumprod(v[0], flags % 2 ? -1 : 0, exclusive, reverse); });
+  }
   // Reductions (distinct values, so max/min have no ties; nonzero for prod).
   add("Sum", {rnd({2, 3, 4}, -1, 1, 43)}, [](const V& v) { return reduce_sum(v[0], {0, 2}); });
   add("Sum", {rnd({2, 3}, -1, 1, 122)}, [](const V& v) { return reduce_sum(v[0], {}) * v[0]; });  // axis=[]: none

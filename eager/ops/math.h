@@ -1,0 +1,61 @@
+// The math family: TensorFlow's elementwise math ops beyond the basic unary and binary ones,
+// each one primitive op under TensorFlow's op type name (Reciprocal, Expm1, Sin, Cos, Tan, Erf,
+// Erfc, Ceil, Round, Rint, IsNan, IsInf, IsFinite, SquaredDifference, DivNoNan, TruncateDiv,
+// TruncateMod, AddN, ClipByValue).
+//
+//   Tensor r = tapeflow::round(Tensor{0.5f, 1.5f, 2.5f});   // [0, 2, 2]: halves to even
+//   Tensor d = squared_difference(pred, label);              // (pred - label)^2, broadcasting
+//   Tensor q = div_no_nan(x, count);                         // 0 where count is 0
+//   Tensor s = add_n({a, b, c});                             // a + b + c, one op
+//   Tensor c = clip_by_value(x, -1.f, 1.f);
+#pragma once
+
+#include <source_location>
+#include <vector>
+
+#include "eager/operand.h"
+#include "eager/tensor.h"
+
+namespace tapeflow {
+
+#define TF_SL std::source_location loc = std::source_location::current()
+// Floating-point inputs (float32, float64).
+Tensor reciprocal(const Tensor& x, TF_SL);  // 1 / x
+Tensor expm1(const Tensor& x, TF_SL);       // exp(x) - 1, accurate near 0
+Tensor sin(const Tensor& x, TF_SL);
+Tensor cos(const Tensor& x, TF_SL);
+Tensor tan(const Tensor& x, TF_SL);
+Tensor erf(const Tensor& x, TF_SL);
+Tensor erfc(const Tensor& x, TF_SL);  // 1 - erf(x), accurate for large x
+Tensor ceil(const Tensor& x, TF_SL);
+Tensor rint(const Tensor& x, TF_SL);  // nearest integer, halves to even
+// float32, float64, int32, int64 (integers are returned as they are).
+Tensor round(const Tensor& x, TF_SL);  // nearest integer, halves to even (TensorFlow's Round, not std::round)
+// Floating-point inputs, bool results.
+Tensor is_nan(const Tensor& x, TF_SL);
+Tensor is_inf(const Tensor& x, TF_SL);
+Tensor is_finite(const Tensor& x, TF_SL);
+
+// Binary, with NumPy broadcasting; a plain scalar takes the other side's dtype (eager/operand.h).
+// float32, float64, int32, int64.
+Tensor squared_difference(const Operand& x, const Operand& y, TF_SL);  // (x - y)^2
+// float32, float64: x / y, and 0 where y is 0 (even 0 / 0).
+Tensor div_no_nan(const Operand& x, const Operand& y, TF_SL);
+// int32, int64, uint8: x / y rounded toward zero; a zero divisor is an InvalidArgumentError.
+Tensor truncate_div(const Operand& x, const Operand& y, TF_SL);
+// int32, int64, float32, float64: the remainder with the dividend's sign (C's %, fmod), so
+// truncate_div(x, y) * y + truncate_mod(x, y) == x. A zero integer divisor is an error.
+Tensor truncate_mod(const Operand& x, const Operand& y, TF_SL);
+
+// The elementwise sum of one or more tensors of one dtype and one shape (no broadcasting, as
+// TensorFlow's AddN). Numeric dtypes.
+Tensor add_n(const std::vector<Tensor>& inputs, TF_SL);
+
+// min(max(x, lo), hi), elementwise; NaN in x passes through. Known scalar bounds with
+// lo > hi are an InvalidArgumentError. Bounds that are scalars or have x's shape make one
+// ClipByValue op (TensorFlow's rule for it); other bounds broadcast against x as in
+// tf.clip_by_value, through maximum and minimum.
+Tensor clip_by_value(const Operand& x, const Operand& lo, const Operand& hi, TF_SL);
+#undef TF_SL
+
+}  // namespace tapeflow
