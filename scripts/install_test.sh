@@ -45,4 +45,14 @@ if command -v ldd > /dev/null; then
   lib=$(ldd "$tmp/app/app" | awk '/libtapeflow/ {print $3}')
   [[ "$lib" == "$prefix"/* ]] || { echo "FAIL: the app loads $lib, not the installed library"; exit 1; }
 fi
+# The installed REPL (when it was built) finds the installed library and headers by itself.
+if [ -x "$build/tapeflow-repl" ]; then
+  [ -x "$prefix/bin/tapeflow-repl" ] || { echo "FAIL: tapeflow-repl is not installed"; exit 1; }
+  repl_out=$(printf 'Tensor t = {1.f, 2.f};\nt * 2\n' | "$prefix/bin/tapeflow-repl" 2>&1) ||
+    { printf '%s\n' "$repl_out"; echo "FAIL: the installed tapeflow-repl exited with $?"; exit 1; }
+  printf '%s\n' "$repl_out"
+  [[ "$repl_out" == *"tapeflow.Tensor([2. 4.], shape=(2,), dtype=float32)"* ]] ||
+    { echo "FAIL: the installed tapeflow-repl did not print t * 2"; exit 1; }
+  [[ "$repl_out" != *"error"* ]] || { echo "FAIL: the installed tapeflow-repl reported an error"; exit 1; }
+fi
 echo "install test: OK"

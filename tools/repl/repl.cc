@@ -134,24 +134,46 @@ class Repl {
     } catch (const std::exception& e) {
       std::cout.flush();
       std::cerr << exception_type() << ": " << e.what() << std::endl;
+      note_unset(*ptu, track_names);
       return false;
     } catch (...) {
       std::cout.flush();
       std::cerr << "error: an exception that is not a std::exception" << std::endl;
+      note_unset(*ptu, track_names);
       return false;
     }
-    if (track_names && ptu->TUPart) {
-      for (clang::Decl* d : ptu->TUPart->decls()) {
-        auto* var = llvm::dyn_cast<clang::VarDecl>(d);
-        if (!var || !var->getIdentifier()) continue;
-        std::string name = var->getNameAsString();
-        if (name.rfind("__tf", 0) == 0) continue;
-        bool seen = false;
-        for (const auto& n : names_) seen = seen || n == name;
-        if (!seen) names_.push_back(name);
-      }
-    }
+    if (track_names) track(*ptu);
     return true;
+  }
+
+  // The globals a declaration cell declared (for %who).
+  std::vector<std::string> declared(clang::PartialTranslationUnit& ptu) {
+    std::vector<std::string> out;
+    if (!ptu.TUPart) return out;
+    for (clang::Decl* d : ptu.TUPart->decls()) {
+      auto* var = llvm::dyn_cast<clang::VarDecl>(d);
+      if (!var || !var->getIdentifier()) continue;
+      std::string name = var->getNameAsString();
+      if (name.rfind("__tf", 0) != 0) out.push_back(name);
+    }
+    return out;
+  }
+
+  void track(clang::PartialTranslationUnit& ptu) {
+    for (const auto& name : declared(ptu)) {
+      bool seen = false;
+      for (const auto& n : names_) seen = seen || n == name;
+      if (!seen) names_.push_back(name);
+    }
+  }
+
+  // A declaration whose initializer threw still declares its variable (C++ has no way back):
+  // say so, as the value is the zero-filled storage (an empty Tensor, a null handle).
+  void note_unset(clang::PartialTranslationUnit& ptu, bool track_names) {
+    if (!track_names) return;
+    for (const auto& name : declared(ptu))
+      std::cerr << "note: '" << name << "' stays declared but was not initialised (an empty handle)" << std::endl;
+    track(ptu);
   }
 
   // One user input. Returns false to quit.
@@ -211,7 +233,7 @@ class Repl {
     } else if (name == "%include") {
       if (arg.empty()) std::cerr << "%include: give a file\n";
       else if (!fs::exists(arg)) std::cerr << "%include: no file '" << arg << "'\n";
-      else execute("#include \"" + arg + "\"\n");
+      else execute("#include \"" + fs::absolute(arg).string() + "\"\n");
     } else if (name == "%time") {
       auto t0 = std::chrono::steady_clock::now();
       cell(arg);

@@ -54,9 +54,21 @@ struct Marker {};
 template <class T> struct Held { T&& value; };
 template <class T> Held<T> operator,(T&& value, Marker) { return Held<T>{std::forward<T>(value)}; }
 
+// A Variable whose declaration threw keeps zero-filled storage (a null state) and has no
+// "defined" test of its own; reading it would dereference null.
+inline bool unconstructed(const tapeflow::Variable& v) {
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(&v);
+  for (size_t i = 0; i < sizeof v; ++i)
+    if (p[i]) return false;
+  return true;
+}
+
 template <class T> void print(std::ostream& os, const T& v) {
   using U = std::remove_cvref_t<T>;
-  if constexpr (std::is_same_v<U, bool>) {
+  if constexpr (std::is_same_v<U, tapeflow::Variable>) {
+    if (unconstructed(v)) os << "<tapeflow.Variable: not initialised>";
+    else os << v;
+  } else if constexpr (std::is_same_v<U, bool>) {
     os << (v ? "true" : "false");
   } else if constexpr (std::is_same_v<U, tapeflow::Shape>) {
     os << v.to_string();
@@ -92,8 +104,11 @@ template <class T> void print(std::ostream& os, const T& v) {
 
 inline void show(Marker) {}
 template <class T> void show(Held<T> h) {
-  print(std::cout, h.value);
-  std::cout << std::endl;
+  // `std::cout << x` as an input: the stream it gives back is not worth printing.
+  if constexpr (!std::is_base_of_v<std::ios_base, std::remove_cvref_t<T>>) {
+    print(std::cout, h.value);
+    std::cout << std::endl;
+  }
 }
 
 // %who: one row per Tensor or Variable; other globals print nothing.
@@ -103,6 +118,10 @@ inline void who_row(const char* name, const tapeflow::Tensor& t) {
   else std::cout << "(empty)\n";
 }
 inline void who_row(const char* name, const tapeflow::Variable& v) {
+  if (unconstructed(v)) {
+    std::cout << name << "  Variable  (not initialised)\n";
+    return;
+  }
   std::cout << name << "  Variable  " << tapeflow::dtype_name(v.dtype()) << " " << v.shape().to_string()
             << "  '" << v.name() << "'\n";
 }
