@@ -72,6 +72,26 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
+// clang refuses a precompiled header older than a header it was made from (and the interpreter
+// then crashes), so the build's dependency file (PCH.d, make syntax) is checked first.
+bool pch_stale(const fs::path& pch) {
+  std::ifstream deps(pch.string() + ".d");
+  if (!deps) return false;
+  std::error_code ec;
+  const auto built = fs::last_write_time(pch, ec);
+  if (ec) return true;
+  for (std::string word; deps >> word;) {
+    if (word == "\\" || word.back() == ':') continue;
+    auto t = fs::last_write_time(word, ec);
+    if (ec || t > built) {
+      std::cerr << "tapeflow-repl: " << word << " changed since " << pch.filename().string()
+                << " was made; parsing the headers instead (rebuild the tapeflow-repl target to refresh it)\n";
+      return true;
+    }
+  }
+  return false;
+}
+
 // Build tree (the executable beside libtapeflow.so) or an installed prefix (bin/ beside lib/
 // and include/): the paths are found relative to the executable, so an install can move.
 void default_paths(Options& o) {
@@ -89,7 +109,7 @@ void default_paths(Options& o) {
     o.includes.push_back((prefix / TAPEFLOW_REPL_INSTALL_INCLUDEDIR / "tapeflow").string());
     o.pch = (prefix / TAPEFLOW_REPL_INSTALL_LIBDIR / "tapeflow" / "tapeflow_repl.pch").string();
   }
-  if (!fs::exists(o.pch)) o.pch.clear();
+  if (!fs::exists(o.pch) || pch_stale(o.pch)) o.pch.clear();
   for (const auto& i : split(TAPEFLOW_REPL_DEP_INCLUDES, ';')) o.includes.push_back(i);
 }
 
@@ -125,10 +145,11 @@ class Repl {
     if (!ptu) return fail(ptu.takeError());
     // Note [Initializer exceptions]: a statement's exception is caught in the cell's own code
     // (tapeflow_repl::run); a declaration's initializer runs in the interpreter's global
-    // constructors, so its exception unwinds through the JIT's frames (their unwind tables are
-    // registered) and clang's and ORC's into this handler. ORC keeps no lock across the call
-    // and has already taken the initializer off its to-run list, so the session goes on; the
-    // variable keeps its zero-filled storage (an empty Tensor).
+    // constructors, so its exception unwinds through the JIT's frames (clang::Interpreter
+    // registers their unwind tables) and clang's and ORC's (built with unwind tables, without
+    // cleanups: what they allocated for this call leaks) into this handler. With clang 22 the
+    // initializer is not run again and later inputs, declarations included, work (checked by
+    // tests/repl/features.repl); the variable keeps its zero-filled storage (an empty Tensor).
     try {
       if (llvm::Error err = interp_->Execute(*ptu)) return fail(std::move(err));
     } catch (const std::exception& e) {
