@@ -17,15 +17,17 @@ fi
 
 measure() {
   local label=$1; shift
-  local walls=() line
+  local walls=() tfile
+  tfile=$(mktemp)
   for _ in $(seq "$runs"); do
-    line=$( { /usr/bin/time -f '%e %U %S' "$@" <<< '%quit' >/dev/null 2>/dev/null; } 2>&1 | tail -1)
-    read -r wall user sys <<< "$line"
+    /usr/bin/time -o "$tfile" -f '%e %U %S' "$@" <<< '%quit' >/dev/null 2>&1
+    read -r wall user sys < "$tfile"
     walls+=("$wall")
     printf '  %-22s wall %5.2f s   cpu %5.2f s\n' "$label" "$wall" "$(echo "$user + $sys" | bc)"
   done
   printf '%-24s median wall %.2f s over %d runs\n' "$label" \
     "$(printf '%s\n' "${walls[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')" "$runs"
+  rm -f "$tfile"
 }
 "$repl" <<< '%quit' >/dev/null  # warm the page cache
 measure "precompiled prelude" "$repl"
