@@ -54,6 +54,9 @@ Commands:
   %quit           leaves (so does end of input, Ctrl-D)
 )";
 
+// What a session includes first; tools/repl/CMakeLists.txt precompiles the same two lines.
+constexpr const char* kSessionStart = "#include <tapeflow/tapeflow.h>\n#include <tapeflow_repl_prelude.h>\n";
+
 struct Options {
   bool using_namespace = true;
   bool echo = false;
@@ -226,7 +229,7 @@ class Repl {
       std::cerr << "tapeflow-repl: cannot load " << opts_.library << ": " << error_text(std::move(err)) << "\n";
       return false;
     }
-    if (!execute("#include <tapeflow_repl_prelude.h>\n")) return false;
+    if (!execute(kSessionStart)) return false;
     if (opts_.using_namespace && !execute("using namespace tapeflow;")) return false;
     return true;
   }

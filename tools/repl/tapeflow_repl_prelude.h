@@ -3,9 +3,11 @@
 // and expression runs under, and how a bare expression's value is printed (Note [REPL cells] in
 // cell.h). show() gets a Held value, or a Marker for a void expression, from the comma trick of
 // wrap_expression().
+//
+// A session runs `#include <tapeflow/tapeflow.h>` first and then this header, which needs only
+// the layers below (scripts/check_layers.sh: tools/ does not include the umbrella header).
 #pragma once
 
-#include <tapeflow/tapeflow.h>
 #include <cstdlib>
 #include <cxxabi.h>
 #include <iostream>
@@ -16,6 +18,13 @@
 #include <type_traits>
 #include <typeinfo>
 #include <utility>
+
+#include "core/dtype.h"
+#include "core/shape.h"
+#include "eager/tensor.h"
+#include "eager/variable.h"
+#include "graph/graph.h"
+#include "tape/gradient_tape.h"
 
 namespace tapeflow_repl {
 
