@@ -49,6 +49,8 @@ TEST(ReplCellTest, AutoDeclarationsBecomeInlineAndLoseTopLevelCaptureDefaults) {
             "inline auto h = function([](const Tensor& x) { auto k = [&] { return x; }; return k(); });");
   EXPECT_EQ(rewrite_declaration("Tensor a = b[0];"), "Tensor a = b[0];");
   EXPECT_EQ(rewrite_declaration("static auto s = 1;"), "static auto s = 1;");
+  EXPECT_EQ(rewrite_declaration("auto [p, q] = std::pair(1, 2);"), "auto [p, q] = std::pair(1, 2);");
+  EXPECT_EQ(rewrite_declaration("const auto& [p, q] = pq;"), "const auto& [p, q] = pq;");
   EXPECT_EQ(rewrite_declaration("std::string t = \"[&]\";"), "std::string t = \"[&]\";");
 }
 

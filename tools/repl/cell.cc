@@ -161,7 +161,12 @@ std::string rewrite_declaration(std::string_view input) {
   bool has_auto = false, linked = false;
   for (size_t i = 0;;) {
     std::string_view w = first_word(s.substr(i));
-    if (w.empty()) break;
+    if (w.empty()) {
+      // A structured binding (`auto [x, y] = ...`) cannot be inline.
+      while (i < s.size() && (s[i] == '&' || std::isspace(static_cast<unsigned char>(s[i])))) ++i;
+      if (i < s.size() && s[i] == '[') linked = true;
+      break;
+    }
     if (w == "auto") has_auto = true;
     else if (one_of(w, {"inline", "static", "extern", "constexpr", "thread_local", "template"})) linked = true;
     else if (!one_of(w, {"const", "volatile", "constinit"})) break;
