@@ -111,46 +111,35 @@ void Tensor::copy_to_host(void* dst) const {
   throw_if_error(d->copy_to_host(t.raw(), dst, t.bytes()));
 }
 
-template <TensorScalar T> T Tensor::item() const {
-  internal::check_host_read(*this, dtype_of<T>());
-  if (num_elements() != 1)
+namespace internal {
+
+void check_one_element(const Tensor& t) {
+  if (t.num_elements() != 1)
     throw InvalidArgumentError(absl::StrCat("[tensor] item() needs exactly one element, the tensor has shape ",
-                                            shape().to_string()), {});
-  return to_vector<T>()[0];
+                                            t.shape().to_string()), {});
 }
 
-template <TensorScalar T> T Tensor::at(std::initializer_list<int64_t> index) const {
-  internal::check_host_read(*this, dtype_of<T>());
-  if (static_cast<int>(index.size()) != rank())
+void read_element(const Tensor& t, std::initializer_list<int64_t> index, void* out, size_t bytes) {
+  if (static_cast<int>(index.size()) != t.rank())
     throw InvalidArgumentError(absl::StrCat("[tensor] at() got ", index.size(), " indices for a tensor of rank ",
-                                            rank()), {});
+                                            t.rank()), {});
   int64_t flat = 0, i = 0;
   for (int64_t v : index) {
-    const int64_t dim = shape().dim(static_cast<int>(i));
+    const int64_t dim = t.shape().dim(static_cast<int>(i));
     if (v < 0 || v >= dim)
       throw OutOfRangeError(absl::StrCat("[tensor] index ", v, " is out of range for dimension ", i,
                                          " of size ", dim), {});
     flat = flat * dim + v;
     ++i;
   }
-  T out;
-  const DeviceTensor& t = impl_->data;
-  Device* d = t.device();
-  throw_if_error(d->synchronize());
-  throw_if_error(d->copy_to_host(static_cast<const char*>(t.raw()) + flat * sizeof(T), &out, sizeof(T)));
-  return out;
+  const DeviceTensor& d = t.device_tensor();
+  Device* device = d.device();
+  throw_if_error(device->synchronize());
+  throw_if_error(device->copy_to_host(static_cast<const char*>(d.raw()) + flat * static_cast<int64_t>(bytes), out,
+                                      bytes));
 }
 
-#define TF_INSTANTIATE_ACCESS(T) \
-  template T Tensor::item<T>() const; \
-  template T Tensor::at<T>(std::initializer_list<int64_t>) const;
-TF_INSTANTIATE_ACCESS(float)
-TF_INSTANTIATE_ACCESS(double)
-TF_INSTANTIATE_ACCESS(int32_t)
-TF_INSTANTIATE_ACCESS(int64_t)
-TF_INSTANTIATE_ACCESS(uint8_t)
-TF_INSTANTIATE_ACCESS(bool)
-#undef TF_INSTANTIATE_ACCESS
+}  // namespace internal
 
 // ---- printing ----
 namespace {

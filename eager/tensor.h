@@ -127,6 +127,9 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t);
 namespace internal {
 [[noreturn]] void throw_ragged(size_t expected, size_t got);
 void check_host_read(const Tensor& t, DType requested);
+void check_one_element(const Tensor& t);
+// Copies the element at `index` (checked against the shape) to out, which holds `bytes`.
+void read_element(const Tensor& t, std::initializer_list<int64_t> index, void* out, size_t bytes);
 }  // namespace internal
 
 template <TensorScalar T>
@@ -166,6 +169,23 @@ Tensor::Tensor(std::initializer_list<std::initializer_list<std::initializer_list
     }
   }
   *this = Tensor(flat, Shape{int64_t(v.size()), int64_t(rows), int64_t(cols)});
+}
+
+// Note [Accessor templates]: item, at and to_vector are defined here, not instantiated in
+// tensor.cc: clang 18 and later mangle a constrained template differently from g++ 12 (a `Tk`
+// part), so a REPL or a clang-built program could not link against g++'s instantiations. The
+// work is in non-template functions.
+template <TensorScalar T> T Tensor::item() const {
+  internal::check_host_read(*this, dtype_of<T>());
+  internal::check_one_element(*this);
+  return to_vector<T>()[0];
+}
+
+template <TensorScalar T> T Tensor::at(std::initializer_list<int64_t> index) const {
+  internal::check_host_read(*this, dtype_of<T>());
+  T out{};
+  internal::read_element(*this, index, &out, sizeof(T));
+  return out;
 }
 
 template <TensorScalar T> std::vector<T> Tensor::to_vector() const {

@@ -318,6 +318,16 @@ std::shared_ptr<ConcreteFunction> FunctionCore::trace(const std::vector<TensorSp
   return cf;
 }
 
+namespace internal {
+void throw_unconstructed_function(std::source_location loc) {
+  throw FailedPreconditionError(
+      "[function] this Function object was never constructed (its initializer did not run). In clang-repl a "
+      "global whose type names a lambda is never initialised: declare it `inline auto f = function(...);` "
+      "or use tapeflow-repl, which does",
+      loc);
+}
+}  // namespace internal
+
 std::vector<Tensor> FunctionCore::call(const std::vector<Tensor>& args, const Body& body, std::source_location loc) {
   // Inside another trace, or with a Graph as default: add f's ops to that graph.
   if (!current_context().is_eager()) return traced_body(body, args, loc);

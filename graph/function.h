@@ -153,6 +153,7 @@ struct CallArg {
 };
 
 namespace internal {
+[[noreturn]] void throw_unconstructed_function(std::source_location loc);
 // Calls fn with args[0..N) as Tensors when fn accepts N Tensors.
 template <typename F, size_t... I>
 auto invoke_n(F& fn, const std::vector<Tensor>& args, std::index_sequence<I...>) {
@@ -185,21 +186,35 @@ class Function {
 
   template <typename... Rest>
   auto operator()(CallArg first, const Rest&... rest) {
+    check_constructed(first.loc);
     constexpr size_t kN = 1 + sizeof...(Rest);
     std::vector<Tensor> args{first.tensor, Tensor(rest)...};
     auto out = core_->call(args, body<kN>(), first.loc);
     return result<kN>(std::move(out));
   }
-  auto operator()() { return result<0>(core_->call({}, body<0>(), std::source_location::current())); }
+  auto operator()(std::source_location loc = std::source_location::current()) {
+    check_constructed(loc);
+    return result<0>(core_->call({}, body<0>(), loc));
+  }
 
   // The concrete function for these argument specs (traced if needed).
   ConcreteFunction& get_concrete_function(const std::vector<TensorSpec>& specs,
                                           std::source_location loc = std::source_location::current()) {
+    check_constructed(loc);
     return core_->concrete(specs, any_arity_body(specs.size(), loc), loc);
   }
-  int trace_count() const { return core_->trace_count(); }
+  int trace_count() const {
+    check_constructed(std::source_location::current());
+    return core_->trace_count();
+  }
 
  private:
+  // Note [Unconstructed Function]: a global Function whose constructor never ran (clang-repl
+  // gives a global whose type names a lambda internal linkage, and a later input sees a
+  // zero-filled copy of it) has null pointers: refuse it with a clear error, not a segfault.
+  void check_constructed(std::source_location loc) const {
+    if (!core_ || !fn_) internal::throw_unconstructed_function(loc);
+  }
   template <size_t N> FunctionCore::Body body() {
     static_assert(internal::invocable_n<F>(std::make_index_sequence<N>{}),
                   "the traced callable does not accept this many Tensor arguments");

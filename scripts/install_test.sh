@@ -91,4 +91,14 @@ if [ -n "$bundle_maker" ]; then
   fi
   echo "serve and the tapeflow tool: OK"
 fi
+# The installed REPL (when it was built) finds the installed library and headers by itself.
+if [ $build_tree -eq 0 ] && [ -x "$build/tapeflow-repl" ]; then
+  [ -x "$prefix/bin/tapeflow-repl" ] || { echo "FAIL: tapeflow-repl is not installed"; exit 1; }
+  repl_out=$(printf 'Tensor t = {1.f, 2.f};\nt * 2\n' | "$prefix/bin/tapeflow-repl" 2>&1) ||
+    { printf '%s\n' "$repl_out"; echo "FAIL: the installed tapeflow-repl exited with $?"; exit 1; }
+  printf '%s\n' "$repl_out"
+  [[ "$repl_out" == *"tapeflow.Tensor([2. 4.], shape=(2,), dtype=float32)"* ]] ||
+    { echo "FAIL: the installed tapeflow-repl did not print t * 2"; exit 1; }
+  [[ "$repl_out" != *"error"* ]] || { echo "FAIL: the installed tapeflow-repl reported an error"; exit 1; }
+fi
 echo "install test: OK"

@@ -18,6 +18,7 @@
 
 #include <concepts>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <source_location>
 #include <string>
@@ -75,6 +76,16 @@ class GradientTape : public OpObserver {
   Tensor gradient(const Tensor& target, const Source& source, const Tensor& output_gradients = Tensor(),
                   Unconnected unconnected = Unconnected::kNone,
                   std::source_location loc = std::source_location::current());
+
+  // A braced list, `tape.gradient(loss, {w})` or `{w, b}`: one gradient per source. Without this
+  // overload `{w}` is ambiguous between the two above (a one-element vector or one Source); a
+  // list that converts to std::initializer_list wins over both ([over.ics.rank]/3.1).
+  std::vector<Tensor> gradient(const Tensor& target, std::initializer_list<Source> sources,
+                               const Tensor& output_gradients = Tensor(),
+                               Unconnected unconnected = Unconnected::kNone,
+                               std::source_location loc = std::source_location::current()) {
+    return gradient(target, std::vector<Source>(sources), output_gradients, unconnected, loc);
+  }
 
   // For model.trainable_variables(): one gradient per variable. (A template, so that a braced
   // list such as {w, b} still picks the overload above.)

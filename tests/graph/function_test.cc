@@ -44,6 +44,24 @@ TEST(FunctionTest, CapturesOuterTensorsByReferenceAndVariablesByHandle) {
   EXPECT_EQ(f.trace_count(), 1);
 }
 
+// Note [Unconstructed Function]: zero-filled storage is what clang-repl hands a later input for
+// a global whose type names a lambda; calling it is a typed error, not a segfault.
+TEST(FunctionTest, AnUnconstructedFunctionIsRefusedWithAClearError) {
+  auto square = [](const Tensor& x) { return x * x; };
+  using F = Function<decltype(square)>;
+  alignas(F) unsigned char storage[sizeof(F)] = {};
+  F& f = *reinterpret_cast<F*>(storage);
+  try {
+    f(Tensor{1.f, 2.f});
+    FAIL() << "no error";
+  } catch (const FailedPreconditionError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("[function] this Function object was never constructed"));
+    EXPECT_THAT(e.what(), HasSubstr("function_test.cc"));
+  }
+  EXPECT_THROW(f.get_concrete_function({{DType::kFloat32, {2}}}), FailedPreconditionError);
+  EXPECT_THROW(f.trace_count(), FailedPreconditionError);
+}
+
 TEST(FunctionTest, SideEffectsRunOnEveryCallInProgramOrder) {
   Variable counter(Tensor(0), "counter");
   auto step = function([&](const Tensor& x) {

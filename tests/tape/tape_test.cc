@@ -34,6 +34,26 @@ TEST(TapeTest, TrainableVariablesAreWatchedWhenRead) {
   EXPECT_FALSE(g[1].defined());  // not trainable, not watched: no gradient
 }
 
+// The header's example: a braced list of one source is a list (one gradient per source), not
+// ambiguous with the single-source overload.
+TEST(TapeTest, BracedListOfOneSourceGivesAVector) {
+  Variable w(Tensor{{2.f}, {3.f}}, "w");
+  Tensor x = {{1.f, 4.f}};
+  GradientTape tape(/*persistent=*/true);
+  Tensor loss = reduce_sum(matmul(x, w));
+  std::vector<Tensor> grads = tape.gradient(loss, {w});
+  ASSERT_EQ(grads.size(), 1u);
+  EXPECT_THAT(grads[0].to_vector<float>(), ElementsAre(1.f, 4.f));
+  Tensor t = {1.f, 2.f};
+  tape.watch(t);
+  Tensor y = reduce_sum(t * t);
+  std::vector<Tensor> gt = tape.gradient(y, {t});
+  ASSERT_EQ(gt.size(), 1u);
+  EXPECT_THAT(gt[0].to_vector<float>(), ElementsAre(2.f, 4.f));
+  Tensor single = tape.gradient(loss, w);  // a Source alone still gives one Tensor
+  EXPECT_THAT(single.to_vector<float>(), ElementsAre(1.f, 4.f));
+}
+
 TEST(TapeTest, ManySourcesAndOutputGradients) {
   Tensor a = {1.0, 2.0};
   Tensor b = {3.0, 4.0};

@@ -1,0 +1,63 @@
+// Built by clang++-22 against the g++-built libtapeflow (tests/repl/run_clang_templates.sh):
+// every public accessor template a REPL or a clang-built program instantiates must link, which
+// needs its definition in the header (Note [Accessor templates] in eager/tensor.h).
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include "core/errors.h"
+#include "eager/tensor.h"
+
+using tapeflow::Tensor;
+
+static int failures = 0;
+#define CHECK(cond)                                                  \
+  do {                                                               \
+    if (!(cond)) {                                                   \
+      std::printf("FAIL: %s (line %d)\n", #cond, __LINE__);          \
+      ++failures;                                                    \
+    }                                                                \
+  } while (0)
+
+template <typename T> static void check_dtype(std::initializer_list<T> values) {
+  Tensor t(values);
+  std::vector<T> all = t.to_vector<T>();
+  CHECK(all == std::vector<T>(values));
+  CHECK(t.at<T>({1}) == *(values.begin() + 1));
+  CHECK(Tensor(*values.begin()).item<T>() == *values.begin());
+}
+
+int main() {
+  Tensor t = {{1.f, 2.f}, {3.f, 4.f}};
+  CHECK(t.at<float>({1, 0}) == 3.f);
+  CHECK(t.at<float>({0, 1}) == 2.f);
+  CHECK((t.to_vector<float>() == std::vector<float>{1.f, 2.f, 3.f, 4.f}));
+  CHECK(Tensor(2.5f).item<float>() == 2.5f);
+  check_dtype<float>({1.f, 2.f});
+  check_dtype<double>({1.5, -2.5});
+  check_dtype<int32_t>({7, -8});
+  check_dtype<int64_t>({int64_t(1) << 40, 3});
+  check_dtype<uint8_t>({uint8_t(200), uint8_t(3)});
+  check_dtype<bool>({true, false});
+  // The errors are the library's typed ones, caught across the compilers.
+  try {
+    t.at<float>({2, 0});
+    CHECK(!"at() out of range did not throw");
+  } catch (const tapeflow::OutOfRangeError& e) {
+    std::printf("caught: %s\n", e.what());
+  }
+  try {
+    t.item<float>();
+    CHECK(!"item() of 4 elements did not throw");
+  } catch (const tapeflow::InvalidArgumentError& e) {
+    std::printf("caught: %s\n", e.what());
+  }
+  try {
+    t.to_vector<int32_t>();
+    CHECK(!"to_vector with the wrong dtype did not throw");
+  } catch (const tapeflow::InvalidArgumentError& e) {
+    std::printf("caught: %s\n", e.what());
+  }
+  std::printf(failures ? "clang templates: %d failures\n" : "clang templates: OK\n", failures);
+  return failures ? 1 : 0;
+}
