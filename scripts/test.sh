@@ -44,47 +44,34 @@ ctest --preset release -j "$jobs" --output-on-failure
 phase_end "release tests"
 release_s=$((SECONDS - release_start))
 
-run_asan=0
-case "$asan_mode" in
-  on|1|ON|true) run_asan=1 ;;
-  off|0|OFF|false) tf_log "asan: off (TAPEFLOW_ASAN=$asan_mode)" ;;
-  *)
-    if [ "$release_s" -lt "$budget" ]; then run_asan=1; else
-      tf_log "asan: skipped, the release build and tests took ${release_s}s (budget ${budget}s); run it with TAPEFLOW_ASAN=on"
-    fi ;;
-esac
-if [ "$run_asan" -eq 1 ]; then
-  tf_configure asan
-  tf_log "build: asan (ASan+UBSan, tests only), $jobs jobs"
-  cmake --build --preset asan -j "$jobs"
-  phase_end "asan build"
-  tf_log "test: asan (tests labelled lint/integration and names with 'Slow' excluded)"
-  ctest --preset asan -j "$jobs" --output-on-failure
-  phase_end "asan tests"
-fi
+# sanitizer_suite PRESET MODE SPENT_S BUDGET_S WHAT: builds and runs a sanitizer preset when MODE
+# is on, or when MODE is auto and SPENT_S (the time the measure counts) is under BUDGET_S.
+sanitizer_suite() {
+  local preset=$1 mode=$2 spent=$3 limit=$4 what=$5 var
+  var=TAPEFLOW_$(echo "$preset" | tr '[:lower:]' '[:upper:]')
+  case "$mode" in
+    on|1|ON|true) ;;
+    off|0|OFF|false) tf_log "$preset: off ($var=$mode)"; return 0 ;;
+    *)
+      if [ "$spent" -ge "$limit" ]; then
+        tf_log "$preset: skipped, ${spent}s spent (budget ${limit}s); run it with $var=on"
+        return 0
+      fi ;;
+  esac
+  tf_configure "$preset"
+  tf_log "build: $preset ($what, tests only), $jobs jobs"
+  cmake --build --preset "$preset" -j "$jobs"
+  phase_end "$preset build"
+  tf_log "test: $preset (the preset's filter: see CMakePresets.json)"
+  ctest --preset "$preset" -j "$jobs" --output-on-failure
+  phase_end "$preset tests"
+}
 
-# ThreadSanitizer over the concurrent parts (Session, executor, pool, variables, tape), when the
-# whole run so far leaves room for it (a TSan build is as long as the ASan one).
-tsan_mode=${TAPEFLOW_TSAN:-auto}
-tsan_budget=${TAPEFLOW_TSAN_BUDGET_S:-900}
-run_tsan=0
-case "$tsan_mode" in
-  on|1|ON|true) run_tsan=1 ;;
-  off|0|OFF|false) tf_log "tsan: off (TAPEFLOW_TSAN=$tsan_mode)" ;;
-  *)
-    if [ "$SECONDS" -lt "$tsan_budget" ]; then run_tsan=1; else
-      tf_log "tsan: skipped, the run took ${SECONDS}s so far (budget ${tsan_budget}s); run it with TAPEFLOW_TSAN=on"
-    fi ;;
-esac
-if [ "$run_tsan" -eq 1 ]; then
-  tf_configure tsan
-  tf_log "build: tsan (ThreadSanitizer, tests only), $jobs jobs"
-  cmake --build --preset tsan -j "$jobs"
-  phase_end "tsan build"
-  tf_log "test: tsan (Session, executor, thread pool, variables, tape)"
-  ctest --preset tsan -j "$jobs" --output-on-failure
-  phase_end "tsan tests"
-fi
+# ASan+UBSan when the release build and tests were quick enough; then ThreadSanitizer over the
+# concurrent parts (Session, executor, pool, variables, tape) when the whole run so far leaves
+# room for it (a TSan build is as long as the ASan one).
+sanitizer_suite asan "$asan_mode" "$release_s" "$budget" "ASan+UBSan"
+sanitizer_suite tsan "${TAPEFLOW_TSAN:-auto}" "$SECONDS" "${TAPEFLOW_TSAN_BUDGET_S:-900}" "ThreadSanitizer"
 
 tf_log "all tests passed. Times:"
 printf '  %s\n' "${timings[@]}"

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "tapeflow.h"
+#include "tests/support/step_stats_util.h"
 #include "tests/support/test_util.h"
 
 namespace tapeflow {
@@ -86,17 +87,6 @@ TEST(CheckNumericsTest, SessionRunsNameTheNodeAndItsLine) {
                     HasSubstr("'Log'"), HasSubstr("check_numerics_test.cc:")));
 }
 
-// The step statistics' kernel nodes (Const nodes are listed at zero cost).
-size_t kernel_steps(Session& sess, const Tensor& fetch, const FeedList& feeds) {
-  RunOptions options;
-  options.trace_level = RunOptions::TraceLevel::kFullTrace;
-  RunMetadata md;
-  sess.run({fetch}, feeds, {}, &options, &md);
-  size_t n = 0;
-  for (const NodeExecStats& s : md.step_stats.nodes) n += s.op != "Const";
-  return n;
-}
-
 TEST(CheckNumericsTest, ChainsThatWouldRunFusedAreCheckedNodeByNode) {
   Graph g;
   Tensor x, y;
@@ -108,10 +98,10 @@ TEST(CheckNumericsTest, ChainsThatWouldRunFusedAreCheckedNodeByNode) {
   Session sess(g);
   const Tensor zeros_in = zeros({256, 512});
   // Unchecked, the chain is one pass and relu hides log's -inf.
-  EXPECT_EQ(kernel_steps(sess, y, {{x, zeros_in}}), 1u);
+  EXPECT_EQ(traced_kernel_stats(sess, y, {{x, zeros_in}}).nodes.size(), 1u);
   EXPECT_EQ(sess.run(y, {{x, zeros_in}}).to_vector<float>()[0], 0.f);
   CheckNumericsGuard checks;
-  EXPECT_EQ(kernel_steps(sess, y, {{x, ones({256, 512})}}), 3u);
+  EXPECT_EQ(traced_kernel_stats(sess, y, {{x, ones({256, 512})}}).nodes.size(), 3u);
   EXPECT_THAT(error_of([&] { sess.run(y, {{x, zeros_in}}); }),
               AllOf(HasSubstr("[log] check_numerics: output 0 has -Inf at element [0,0] of a [256,512] float32"),
                     HasSubstr("'Log'")));

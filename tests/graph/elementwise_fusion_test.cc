@@ -5,24 +5,13 @@
 #include <gtest/gtest.h>
 
 #include "tapeflow.h"
+#include "tests/support/step_stats_util.h"
 #include "tests/support/test_util.h"
 
 namespace tapeflow {
 namespace {
 
 using ::testing::ElementsAre;
-
-// The step statistics of a traced run, less the Const nodes (listed at zero cost).
-StepStats traced_run(Session& sess, const Tensor& fetch, const FeedList& feeds) {
-  RunOptions options;
-  options.trace_level = RunOptions::TraceLevel::kFullTrace;
-  RunMetadata md;
-  sess.run({fetch}, feeds, {}, &options, &md);
-  StepStats kernels;
-  for (const NodeExecStats& n : md.step_stats.nodes)
-    if (n.op != "Const") kernels.nodes.push_back(n);
-  return kernels;
-}
 
 TEST(ElementwiseFusionTest, ALargeChainRunsAsOneStepWithTheUnfusedValues) {
   Graph g;
@@ -36,7 +25,7 @@ TEST(ElementwiseFusionTest, ALargeChainRunsAsOneStepWithTheUnfusedValues) {
   }
   Session sess(g);
   const Tensor xv = random_normal({256, 512}, 0.0, 1.0, DType::kFloat32, 3);
-  const StepStats stats = traced_run(sess, y, {{x, xv}});
+  const StepStats stats = traced_kernel_stats(sess, y, {{x, xv}});
   ASSERT_EQ(stats.nodes.size(), 1u) << stats.to_string();
   EXPECT_EQ(stats.nodes[0].op, "Relu");
   EXPECT_THAT(stats.nodes[0].fused_nodes, ElementsAre("Mul", "Add", "Relu"));
@@ -52,7 +41,7 @@ TEST(ElementwiseFusionTest, SmallTensorsAndSharedIntermediatesStayUnfused) {
     small = relu(x * 2.f + 1.f);  // 16 elements: not worth a tiled pass
   }
   Session sess(g);
-  const StepStats stats = traced_run(sess, small, {{x, ones({4, 4})}});
+  const StepStats stats = traced_kernel_stats(sess, small, {{x, ones({4, 4})}});
   EXPECT_EQ(stats.nodes.size(), 3u);
   for (const NodeExecStats& n : stats.nodes) EXPECT_TRUE(n.fused_nodes.empty()) << n.node_name;
 }
