@@ -7,7 +7,7 @@
 #
 # Environment:
 #   TAPEFLOW_ASAN=auto|on|off   auto (default): run the sanitizer suite when the release build
-#                               and its tests took under TAPEFLOW_ASAN_BUDGET_S seconds (1200),
+#                               and its tests took under TAPEFLOW_ASAN_BUDGET_S seconds (1100),
 #                               so CI on 2 cores stays well inside its 45 minutes.
 #   TAPEFLOW_TSAN=auto|on|off   auto (default): build and run the tsan preset when the whole run
 #                               so far took under TAPEFLOW_TSAN_BUDGET_S seconds (900).
@@ -18,7 +18,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 cd "$TF_ROOT"
 
 asan_mode=${TAPEFLOW_ASAN:-auto}
-budget=${TAPEFLOW_ASAN_BUDGET_S:-1200}
+budget=${TAPEFLOW_ASAN_BUDGET_S:-1100}
 jobs=$(tf_jobs)
 timings=()
 phase_start=$SECONDS
