@@ -2,6 +2,7 @@
 // the math in devices/functors.h (shared with the CUDA kernels).
 #include "devices/cpu/register.h"
 #include "devices/cpu/thread_pool.h"
+#include "devices/cpu/unary_kernel.h"
 #include "devices/functors.h"
 #include "devices/kernel_registry.h"
 
@@ -11,23 +12,6 @@ namespace {
 
 // Elements per parallel_for grain unit: cheap compares, or a transcendental.
 constexpr int kCheap = 1, kTranscendental = 20;
-
-template <typename F>
-F make_functor(const KernelContext& ctx) {
-  if constexpr (requires { F{0.0}; }) return F{ctx.attrs.get<double>("alpha")};  // LeakyRelu(Grad)
-  else return F{};
-}
-
-template <typename T, typename F, int Cost>
-absl::Status activation_kernel(KernelContext& ctx) {
-  const T* x = ctx.input(0).data<T>();
-  T* y = ctx.output(0).data<T>();
-  const F f = make_functor<F>(ctx);
-  parallel_for(ctx.input(0).num_elements(), Cost, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) y[i] = f(x[i]);
-  });
-  return absl::OkStatus();
-}
 
 // (a, b) -> out of one shape (the shape function checked it): the gradient ops.
 template <typename T, typename F, int Cost>
@@ -46,7 +30,7 @@ absl::Status activation_grad_kernel(KernelContext& ctx) {
 template <typename F, int Cost = kCheap>
 void register_numeric_activation(KernelRegistry& r, const char* op) {
   register_each<float, double, int32_t, int64_t, uint8_t>(
-      r, op, DeviceType::kCPU, []<typename T>() -> KernelFn { return activation_kernel<T, F, Cost>; });
+      r, op, DeviceType::kCPU, []<typename T>() -> KernelFn { return unary_kernel<T, T, F, Cost>; });
 }
 template <typename F, int Cost = kCheap>
 void register_numeric_grad(KernelRegistry& r, const char* op) {
@@ -56,7 +40,7 @@ void register_numeric_grad(KernelRegistry& r, const char* op) {
 template <typename F, int Cost = kCheap>
 void register_floating_activation(KernelRegistry& r, const char* op) {
   register_each<float, double>(r, op, DeviceType::kCPU,
-                               []<typename T>() -> KernelFn { return activation_kernel<T, F, Cost>; });
+                               []<typename T>() -> KernelFn { return unary_kernel<T, T, F, Cost>; });
 }
 template <typename F, int Cost = kCheap>
 void register_floating_grad(KernelRegistry& r, const char* op) {

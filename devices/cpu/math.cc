@@ -4,6 +4,7 @@
 #include "devices/cpu/binary_kernel.h"
 #include "devices/cpu/register.h"
 #include "devices/cpu/thread_pool.h"
+#include "devices/cpu/unary_kernel.h"
 #include "devices/functors.h"
 #include "devices/kernel_registry.h"
 
@@ -13,17 +14,6 @@ namespace {
 
 // Elements per parallel_for grain unit: a compare or rounding, or a transcendental.
 constexpr int kCheap = 2, kTranscendental = 20;
-
-template <typename T, typename Out, typename F, int Cost>
-absl::Status unary_kernel(KernelContext& ctx) {
-  const T* x = ctx.input(0).data<T>();
-  Out* y = ctx.output(0).data<Out>();
-  const F f{};
-  parallel_for(ctx.input(0).num_elements(), Cost, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) y[i] = f(x[i]);
-  });
-  return absl::OkStatus();
-}
 
 template <typename F, int Cost = kTranscendental>
 void register_floating(KernelRegistry& r, const char* op) {

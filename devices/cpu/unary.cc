@@ -2,6 +2,7 @@
 // devices/functors.h, shared with the CUDA kernels.
 #include "devices/cpu/register.h"
 #include "devices/cpu/thread_pool.h"
+#include "devices/cpu/unary_kernel.h"
 #include "devices/functors.h"
 #include "devices/kernel_registry.h"
 
@@ -9,27 +10,16 @@ namespace tapeflow::cpu {
 
 namespace {
 
-template <typename T, typename F, int Cost>
-absl::Status unary_kernel(KernelContext& ctx) {
-  const T* x = ctx.input(0).data<T>();
-  T* y = ctx.output(0).data<T>();
-  const F f{};
-  parallel_for(ctx.input(0).num_elements(), Cost, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) y[i] = f(x[i]);
-  });
-  return absl::OkStatus();
-}
-
 template <typename F, int Cost = 1>
 void register_numeric(KernelRegistry& r, const char* op) {
   register_each<float, double, int32_t, int64_t>(
-      r, op, DeviceType::kCPU, []<typename T>() -> KernelFn { return unary_kernel<T, F, Cost>; });
+      r, op, DeviceType::kCPU, []<typename T>() -> KernelFn { return unary_kernel<T, T, F, Cost>; });
 }
 
 template <typename F, int Cost = 20>
 void register_floating(KernelRegistry& r, const char* op) {
   register_each<float, double>(r, op, DeviceType::kCPU,
-                               []<typename T>() -> KernelFn { return unary_kernel<T, F, Cost>; });
+                               []<typename T>() -> KernelFn { return unary_kernel<T, T, F, Cost>; });
 }
 
 }  // namespace
@@ -39,9 +29,9 @@ void register_unary_kernels(KernelRegistry& r) {
   register_numeric<functors::Abs>(r, "Abs");
   register_numeric<functors::Sign>(r, "Sign");
   register_numeric<functors::Square>(r, "Square");
-  r.add("Abs", DeviceType::kCPU, DType::kUInt8, unary_kernel<uint8_t, functors::Abs, 1>);
-  r.add("Square", DeviceType::kCPU, DType::kUInt8, unary_kernel<uint8_t, functors::Square, 1>);
-  r.add("Sign", DeviceType::kCPU, DType::kUInt8, unary_kernel<uint8_t, functors::Sign, 1>);
+  r.add("Abs", DeviceType::kCPU, DType::kUInt8, unary_kernel<uint8_t, uint8_t, functors::Abs, 1>);
+  r.add("Square", DeviceType::kCPU, DType::kUInt8, unary_kernel<uint8_t, uint8_t, functors::Square, 1>);
+  r.add("Sign", DeviceType::kCPU, DType::kUInt8, unary_kernel<uint8_t, uint8_t, functors::Sign, 1>);
   register_floating<functors::Sqrt>(r, "Sqrt");
   register_floating<functors::Rsqrt>(r, "Rsqrt");
   register_floating<functors::Exp>(r, "Exp");
@@ -50,7 +40,7 @@ void register_unary_kernels(KernelRegistry& r) {
   register_floating<functors::Tanh>(r, "Tanh");
   register_floating<functors::Sigmoid>(r, "Sigmoid");
   register_floating<functors::Floor, 2>(r, "Floor");
-  r.add("LogicalNot", DeviceType::kCPU, DType::kBool, unary_kernel<bool, functors::LogicalNot, 1>);
+  r.add("LogicalNot", DeviceType::kCPU, DType::kBool, unary_kernel<bool, bool, functors::LogicalNot, 1>);
 }
 
 }  // namespace tapeflow::cpu
