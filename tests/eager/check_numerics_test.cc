@@ -37,11 +37,16 @@ TEST(CheckNumericsTest, TheFirstNonFiniteOutputNamesOpElementInputsAndLine) {
   expect_close(sqrt(Tensor{4.f, 9.f}), Tensor{2.f, 3.f});
 }
 
-TEST(CheckNumericsTest, IntegerAndBoolOutputsAreNotChecked) {
+TEST(CheckNumericsTest, OnlyFloatingPointOutputsAreChecked) {
   CheckNumericsGuard checks;
+  const Tensor nan = {std::nanf(""), 1.f};  // made by the constructor, not by an op
+  // A NaN may go into an op whose output is bool or an integer: only outputs are checked.
+  EXPECT_EQ(is_nan(nan).to_vector<bool>(), (std::vector<bool>{true, false}));
+  EXPECT_EQ(cast(nan, DType::kInt32).to_vector<int32_t>(), (std::vector<int32_t>{0, 1}));  // NaN saturates to 0
   const Tensor big = Tensor{std::numeric_limits<int32_t>::max()} + Tensor{1};  // wraps, documented
   EXPECT_EQ(big.to_vector<int32_t>()[0], std::numeric_limits<int32_t>::min());
-  EXPECT_EQ(is_floating(equal(Tensor{1.f}, Tensor{1.f}).dtype()), false);
+  // The same NaN into an op with a float output is caught.
+  EXPECT_THAT(error_of([&] { nan * 2.f; }), HasSubstr("[mul] check_numerics: output 0 has NaN at element [0]"));
 }
 
 TEST(CheckNumericsTest, TheGuardRestoresWhatWasThere) {
