@@ -26,6 +26,7 @@ OpRegistry& OpRegistry::global() {
     register_conv_ops(*r);
     register_pool_ops(*r);
     register_training_ops(*r);
+    register_scatter_ops(*r);
     return r;
   }();
   return *registry;
