@@ -39,6 +39,7 @@
 #include "eager/ops/unary.h"
 #include "eager/ops/where.h"
 #include "eager/ops/scatter.h"
+#include "eager/ops/sorting.h"
 #include "eager/tensor.h"
 #include "eager/variable.h"
 #include "graph/dot.h"

@@ -27,6 +27,7 @@ OpRegistry& OpRegistry::global() {
     register_pool_ops(*r);
     register_training_ops(*r);
     register_scatter_ops(*r);
+    register_sorting_ops(*r);
     return r;
   }();
   return *registry;

@@ -72,6 +72,7 @@ void register_matmul_gradients(GradientRegistry& r);
 void register_conv_gradients(GradientRegistry& r);
 void register_pool_gradients(GradientRegistry& r);
 void register_scatter_gradients(GradientRegistry& r);
+void register_sorting_gradients(GradientRegistry& r);
 
 // Sums grad over the axes that broadcasting added or stretched, so it has `shape` again.
 Tensor unbroadcast(const Tensor& grad, const Shape& shape);

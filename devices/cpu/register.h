@@ -21,5 +21,6 @@ void register_creation_kernels(KernelRegistry& r);
 void register_conv_kernels(KernelRegistry& r);
 void register_pool_kernels(KernelRegistry& r);
 void register_scatter_kernels(KernelRegistry& r);
+void register_sorting_kernels(KernelRegistry& r);
 }  // namespace cpu
 }  // namespace tapeflow

@@ -212,6 +212,9 @@ std::map<std::string, std::vector<Case>> make_cases() {
       [](const V& v) { return gather(v[0], v[1], 1, 1); });
   add("GatherV2", {rnd({2, 3, 4, 2}, -1, 1, 189), Tensor{{{3}, {1}}, {{0}, {0}}}},
       [](const V& v) { return gather(v[0], v[1], 2, -2); });
+  // top_k: distinct values 0.1 apart, so a finite difference never reorders them.
+  add("TopKV2", {reshape(cast(scrambled_values(12), DType::kFloat64) * 0.1, {3, 4}) + rnd({3, 4}, 0, 0.01, 190)},
+      [](const V& v) { return top_k(v[0], 2).values; });
   return c;
 }
 
