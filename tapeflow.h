@@ -40,6 +40,7 @@
 #include "eager/ops/where.h"
 #include "eager/ops/scatter.h"
 #include "eager/ops/sorting.h"
+#include "eager/ops/einsum.h"
 #include "eager/tensor.h"
 #include "eager/variable.h"
 #include "graph/dot.h"
