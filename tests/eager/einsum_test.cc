@@ -135,6 +135,17 @@ TEST(EinsumTest, TracedAndGraphDefShowThePrimitives) {
   }
   Session t(g);
   expect_close(t.run(dx, {{x, xv}, {y, yv}}), eager_dx, 1e-12);
+  // An unknown batch size needs no reshape: the graph keeps it unknown and runs any batch.
+  Graph h;
+  Tensor hx, hy, ho;
+  {
+    auto scope = h.as_default();
+    hx = placeholder(DType::kFloat64, {-1, 3, 4}, "x");
+    hy = placeholder(DType::kFloat64, {-1, 5, 4}, "y");
+    ho = body(hx, hy);
+    EXPECT_EQ(ho.shape(), (Shape{-1, 5, 3}));
+  }
+  expect_close(Session(h).run(ho, {{hx, xv}, {hy, yv}}), want, 1e-12);
 }
 
 }  // namespace

@@ -179,6 +179,26 @@ TEST(ScatterGradientTest, GatherAndScatterAreEachOthersGradient) {
 
 // ---- graphs, traces, Sessions and GraphDefs ----
 
+TEST(ScatterGraphTest, ShapeFunctionsAcceptUnknownDims) {
+  Graph g;
+  auto scope = g.as_default();
+  const Tensor p = placeholder(DType::kFloat32, {-1, 3, -1}, "p");
+  const Tensor i = placeholder(DType::kInt64, {-1, 4, 2}, "i");
+  EXPECT_EQ(gather_nd(p, i).shape(), (Shape{-1, 4, -1}));
+  const Tensor u = placeholder(DType::kFloat32, {-1, -1, 5}, "u");
+  EXPECT_EQ(scatter_nd(i, u, {6, 7, 5}).shape(), (Shape{6, 7, 5}));
+  EXPECT_EQ(tensor_scatter_update(p, i, placeholder(DType::kFloat32, {-1, -1, -1}, "v")).shape(), (Shape{-1, 3, -1}));
+  // A known mismatch is still caught: updates need [?, 4, 5] here.
+  EXPECT_THAT(error_of([&] { scatter_nd(i, placeholder(DType::kFloat32, {-1, 3, 5}, "w"), {6, 7, 5}); }),
+              HasSubstr("need updates of shape [?,4,5]"));
+  // K, the last dim of indices, decides the output rank, so it must be known.
+  EXPECT_THAT(error_of([&] { gather_nd(p, placeholder(DType::kInt32, {2, -1}, "k")); }),
+              HasSubstr("[gather_nd] the last dimension of 'indices' [2,?] must be known"));
+  // gather with batch_dims: a batch dim known on either side is known in the output.
+  const Tensor q = placeholder(DType::kFloat32, {-1, 5, 2}, "q");
+  EXPECT_EQ(gather(q, placeholder(DType::kInt32, {3, -1}, "j"), 1, 1).shape(), (Shape{3, -1, 2}));
+}
+
 TEST(ScatterGraphTest, TracedSessionAndGraphDefUseTensorFlowsOps) {
   const Tensor pv = {{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}};
   auto body = [](const Tensor& p) {

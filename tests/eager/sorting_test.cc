@@ -91,6 +91,20 @@ TEST(UniqueTest, Errors) {
               HasSubstr("[unique] out_idx must be int32 or int64, got float32"));
 }
 
+TEST(SortingGraphTest, ShapeFunctionsAcceptUnknownDims) {
+  Graph g;
+  auto scope = g.as_default();
+  const TopK t = top_k(placeholder(DType::kFloat32, {-1, -1}, "x"), 3);
+  EXPECT_EQ(t.values.shape(), (Shape{-1, 3}));
+  EXPECT_EQ(t.indices.shape(), (Shape{-1, 3}));
+  EXPECT_EQ(t.indices.dtype(), DType::kInt32);
+  EXPECT_THAT(error_of([] { top_k(placeholder(DType::kFloat32, {-1, 2}, "y"), 3); }),
+              HasSubstr("[top_k] input 'x' of shape [?,2] has 2 values in its last dimension, fewer than k = 3"));
+  const Unique u = unique(placeholder(DType::kUInt8, {-1}, "z"), DType::kInt64);
+  EXPECT_EQ(u.y.shape(), (Shape{-1}));
+  EXPECT_EQ(u.idx.dtype(), DType::kInt64);
+}
+
 TEST(SortingGraphTest, TracedSessionAndGraphDef) {
   // unique in a traced function: one trace serves inputs whose y lengths differ.
   auto f = function([](const Tensor& x) {
