@@ -194,6 +194,23 @@ std::map<std::string, std::vector<Case>> make_cases() {
   add("AvgPool", {rnd({1, 5, 5, 2}, -1, 1, 68)}, [](const V& v) { return avg_pool(v[0], {3, 3}, {2, 2}, "SAME"); });
   add("AvgPoolGrad", {rnd({1, 3, 3, 2}, -1, 1, 69)},
       [](const V& v) { return avg_pool_grad({1, 5, 5, 2}, v[0], {3, 3}, {2, 2}, "SAME"); });
+  // N-d gathers and scatters (repeated indices add up in the gradients), gather's batch_dims.
+  add("GatherNd", {rnd({3, 4}, -1, 1, 180), Tensor{{2, 1}, {0, 3}, {2, 1}}}, [](const V& v) { return gather_nd(v[0], v[1]); });
+  add("GatherNd", {rnd({3, 2, 2}, -1, 1, 181), Tensor{{{1}, {1}}, {{0}, {2}}}},
+      [](const V& v) { return gather_nd(v[0], v[1]); });
+  add("ScatterNd", {Tensor{{1}, {3}, {1}}, rnd({3, 2}, -1, 1, 182)}, [](const V& v) { return scatter_nd(v[0], v[1], {4, 2}); });
+  add("ScatterNd", {Tensor{{1, 0}, {0, 2}}, rnd({2}, -1, 1, 183)}, [](const V& v) { return scatter_nd(v[0], v[1], {2, 3}); });
+  add("TensorScatterUpdate", {rnd({4, 3}, -1, 1, 184), Tensor{{1}, {3}}, rnd({2, 3}, -1, 1, 185)},
+      [](const V& v) { return tensor_scatter_update(v[0], v[1], v[2]); });
+  add("TensorScatterUpdate", {rnd({2, 3}, -1, 1, 186), Tensor{{0, 2}, {1, 0}}, rnd({2}, -1, 1, 187)},
+      [](const V& v) { return tensor_scatter_update(v[0], v[1], v[2]); });
+  add("GatherV2", {rnd({2, 4, 3}, -1, 1, 188), Tensor{{3, 1, 3}, {0, 0, 2}}},
+      [](const V& v) { return gather(v[0], v[1], 1, 1); });
+  add("GatherV2", {rnd({2, 3, 4, 2}, -1, 1, 189), Tensor{{{3}, {1}}, {{0}, {0}}}},
+      [](const V& v) { return gather(v[0], v[1], 2, -2); });
+  // top_k: distinct values 0.1 apart, so a finite difference never reorders them.
+  add("TopKV2", {reshape(cast(scrambled_values(12), DType::kFloat64) * 0.1, {3, 4}) + rnd({3, 4}, 0, 0.01, 190)},
+      [](const V& v) { return top_k(v[0], 2).values; });
   return c;
 }
 
