@@ -8,6 +8,16 @@
 //
 //   ./build/bench/libtorch_compare [--rounds=7] [--seconds=0.25] [--rss-steps=200] [--omp-default]
 //                                  [--tapeflow-blas-threads=N]   (default 1, tapeflow's: products split over its pool)
+//                                  [--torch-threads=N]   libtorch's intra-op threads (default: OMP_NUM_THREADS
+//                                                        if set, else tapeflow's count)
+//                                  [--torch-blas-threads=N]  OpenBLAS's threads in libtorch's rounds (default:
+//                                                        libtorch's intra-op threads)
+// bench/libtorch_compare.sh runs it in the configurations a libtorch user would tune to and
+// compares tapeflow with the best of them (Note [Best libtorch]).
+//
+// Note [Checks fail the run]: before any timing the program computes the same chain gradient and
+// the same 20 MLP steps in both frameworks; if they disagree (relative difference above 1e-4) it
+// prints MISMATCH and exits 1 without timing anything: a speed ratio of different math is no ratio.
 //
 // Note [Interleaving]: each workload runs tapeflow and libtorch alternately, in rounds of about
 // --seconds each (the first framework alternates round to round), after a warm-up; a round's
@@ -52,6 +62,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -193,10 +204,12 @@ struct Comparison {
 // Note [Shared OpenBLAS]: both frameworks call the one OpenBLAS in this process. libtorch relies
 // on OpenBLAS's threads; tapeflow keeps OpenBLAS single-threaded and splits its products over
 // its own pool (Note [BLAS threads], devices/cpu/blas.h) unless --tapeflow-blas-threads=N > 1.
-// OpenBLAS gets libtorch's thread count around each libtorch round, and tapeflow's after it.
+// OpenBLAS gets libtorch's thread count (--torch-blas-threads) around each libtorch round, and
+// tapeflow's after it.
 int tapeflow_blas_threads = 0;  // --tapeflow-blas-threads: OpenBLAS's threads in tapeflow's rounds
+int torch_blas_threads = 0;     // --torch-blas-threads: OpenBLAS's threads in libtorch's rounds
 struct TorchBlasThreads {
-  TorchBlasThreads() { tf::cpu::set_blas_threads(tf::intra_op_threads()); }
+  TorchBlasThreads() { tf::cpu::set_blas_threads(torch_blas_threads); }
   ~TorchBlasThreads() { tf::cpu::set_blas_threads(tapeflow_blas_threads); }
 };
 
@@ -316,10 +329,25 @@ std::string loaded_compute_libraries() {
   return out;
 }
 
-void print_row(const char* name, const char* unit, double scale, const Comparison& c) {
+// Each row is printed twice: for people, and as one "row," line that bench/libtorch_compare.sh
+// reads (workload key, unit, tapeflow median, libtorch median, paired ratio).
+void print_row(const char* key, const char* name, const char* unit, double scale, const Comparison& c) {
   std::printf("%-34s %-3s %9.1f %9.1f   %9.1f %9.1f   %6.2f %6.2f\n", name, unit, c.tapeflow.median * scale,
               c.tapeflow.min * scale, c.libtorch.median * scale, c.libtorch.min * scale,
               c.tapeflow.median / c.libtorch.median, c.paired_ratio);
+  std::printf("row,%s,%s,%.4g,%.4g,%.4f\n", key, unit, c.tapeflow.median * scale, c.libtorch.median * scale,
+              c.paired_ratio);
+}
+
+// Note [Checks fail the run]. Prints the check and returns whether the two agree.
+bool agree(const char* what, double tapeflow, double libtorch, double reference_note = NAN) {
+  const double rel = std::fabs(tapeflow - libtorch) / std::max(1e-12, std::max(std::fabs(tapeflow), std::fabs(libtorch)));
+  const bool ok = rel <= 1e-4;
+  std::printf("check: %-26s tapeflow %.6f  libtorch %.6f  relative difference %.1e  %s", what, tapeflow, libtorch, rel,
+              ok ? "ok" : "MISMATCH");
+  if (!std::isnan(reference_note)) std::printf("  (expected %.6f)", reference_note);
+  std::printf("\n");
+  return ok;
 }
 
 double flag_value(int argc, char** argv, const char* name, double fallback) {
@@ -355,13 +383,17 @@ int main(int argc, char** argv) {
 
   const int threads = tf::intra_op_threads();
   tapeflow_blas_threads = static_cast<int>(flag_value(argc, argv, "--tapeflow-blas-threads", 1));
-  torch::set_num_threads(threads);
+  const char* omp_threads = std::getenv("OMP_NUM_THREADS");
+  const int torch_threads = std::max(1, static_cast<int>(flag_value(
+                                            argc, argv, "--torch-threads", omp_threads ? std::atoi(omp_threads) : threads)));
+  torch_blas_threads = std::max(1, static_cast<int>(flag_value(argc, argv, "--torch-blas-threads", torch_threads)));
+  torch::set_num_threads(torch_threads);
   std::printf("tapeflow vs libtorch %s (CPU), same process, %d interleaved rounds of ~%.2f s each\n", TORCH_VERSION,
               rounds, round_s);
   std::printf("threads: hardware %u; tapeflow intra-op %d (OpenBLAS %d); "
               "libtorch intra-op %d, inter-op %d, OpenBLAS %d (Note [Shared OpenBLAS])\n",
               std::thread::hardware_concurrency(), threads, tapeflow_blas_threads, torch::get_num_threads(),
-              torch::get_num_interop_threads(), threads);
+              torch::get_num_interop_threads(), torch_blas_threads);
   std::printf("libtorch's OpenMP: OMP_WAIT_POLICY=%s%s\n", omp_policy ? omp_policy : "(unset: libgomp's default)",
               omp_policy && !omp_default && std::strcmp(omp_policy, "PASSIVE") == 0 ? " (Note [OpenMP spinning])" : "");
   std::printf("OpenBLAS kernels: %s (OPENBLAS_CORETYPE=%s)\n", tf::cpu::blas_core_name(),
@@ -371,18 +403,22 @@ int main(int argc, char** argv) {
   // Same math: the chain's gradient, and the MLP's loss from the same start (Note [Same math]).
   const tf::Tensor tf_x = 0.5f;
   const torch::Tensor torch_x = torch::scalar_tensor(0.5, torch::dtype(torch::kFloat32).requires_grad(true));
-  std::printf("\ncheck: chain dy/dx  tapeflow %.6f  libtorch %.6f  (0.999^50 = 0.951206)\n",
-              bench::chain100(tf_x).item<float>(), torch_chain100(torch_x).item<float>());
+  std::printf("\n");
+  bool same_math = agree("chain dy/dx", bench::chain100(tf_x).item<float>(), torch_chain100(torch_x).item<float>(),
+                         std::pow(0.999, 50));
   {
     bench::Mlp m(64, 784, 256, 10);
     TorchMlp t(m);
-    const float tf_before = m.loss().item<float>(), torch_before = t.loss().item<float>();
+    same_math &= agree("MLP loss at the start", m.loss().item<float>(), t.loss().item<float>());
     for (int i = 0; i < 20; ++i) {
       m.step();
       t.step();
     }
-    std::printf("check: MLP loss     tapeflow %.6f -> %.6f  libtorch %.6f -> %.6f  (20 steps, same start)\n",
-                tf_before, m.loss().item<float>(), torch_before, t.loss().item<float>());
+    same_math &= agree("MLP loss after 20 steps", m.loss().item<float>(), t.loss().item<float>());
+  }
+  if (!same_math) {  // Note [Checks fail the run]
+    std::printf("MISMATCH: the two frameworks do not compute the same thing; no timing is meaningful\n");
+    return 1;
   }
 
   tf::cpu::set_blas_threads(tapeflow_blas_threads);  // after tapeflow's first op set it to 1
@@ -394,24 +430,24 @@ int main(int argc, char** argv) {
     const torch::Tensor ta = torch::ones({1}), tb = torch::ones({1});
     const Comparison c = interleave([&] { for (int i = 0; i < 100; ++i) tf::add(a, b); },
                                     [&] { for (int i = 0; i < 100; ++i) torch::add(ta, tb); }, 200, rounds, round_s);
-    print_row("eager add, 1-element float32", "ns", 1e9 / 100, c);
+    print_row("add", "eager add, 1-element float32", "ns", 1e9 / 100, c);
   }
   {
     const Comparison c = interleave([&] { bench::chain100(tf_x); }, [&] { torch_chain100(torch_x); }, 200, rounds,
                                     round_s);
-    print_row("chain of 100 scalar ops, fwd+bwd", "us", 1e6, c);
+    print_row("chain", "chain of 100 scalar ops, fwd+bwd", "us", 1e6, c);
   }
   {
     bench::Mlp m(64, 784, 256, 10);
     TorchMlp t(m);
     const Comparison c = interleave([&] { m.step(); }, [&] { t.step(); }, 20, rounds, round_s);
-    print_row("MLP train step (64, 784-256-10)", "us", 1e6, c);
+    print_row("mlp", "MLP train step (64, 784-256-10)", "us", 1e6, c);
   }
   {
     bench::Cnn cnn(64);
     TorchCnn t(64);
     const Comparison c = interleave([&] { cnn.step(); }, [&] { t.step(); }, 2, rounds, round_s, 3);
-    print_row("CNN train step (tutorial 04, 64)", "ms", 1e3, c);
+    print_row("cnn", "CNN train step (tutorial 04, 64)", "ms", 1e3, c);
   }
 
   std::printf("\npeak resident memory of a process training the MLP (%d steps), MiB\n", rss_steps);
@@ -424,5 +460,16 @@ int main(int argc, char** argv) {
   rss_row("libtorch", libtorch_rss);
   std::printf("%-34s %9.2f %9.2f\n", "ratio tapeflow/libtorch", tapeflow_rss.maxrss_mib / libtorch_rss.maxrss_mib,
               (tapeflow_rss.maxrss_mib - idle.maxrss_mib) / (libtorch_rss.maxrss_mib - idle.maxrss_mib));
+  std::printf("row,rss_growth,MiB,%.4g,%.4g,%.4f\n", tapeflow_rss.maxrss_mib - idle.maxrss_mib,
+              libtorch_rss.maxrss_mib - idle.maxrss_mib,
+              (tapeflow_rss.maxrss_mib - idle.maxrss_mib) / (libtorch_rss.maxrss_mib - idle.maxrss_mib));
+  // The two measures of each child's peak must agree (Note [Peak RSS]); a failed child is -1.
+  for (const PeakRss* r : {&idle, &tapeflow_rss, &libtorch_rss}) {
+    if (r->maxrss_mib < 0 || std::fabs(r->maxrss_mib - r->vmhwm_mib) > 1.0) {
+      std::printf("MISMATCH: a child's ru_maxrss %.1f MiB and VmHWM %.1f MiB disagree (or it failed)\n",
+                  r->maxrss_mib, r->vmhwm_mib);
+      return 1;
+    }
+  }
   return 0;
 }
