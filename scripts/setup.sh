@@ -22,6 +22,7 @@ TF_PACKAGES=(
   python3-onnx             # onnx.checker, for the ONNX export test (tests/saving/onnx)
   graphviz                 # dot: renders exported graphs (tests of the DOT export)
   clang-tools-22           # clang-repl-22, for the REPL test
+  clang-22 libclang-rt-22-dev  # the asan preset: clang's ASan/UBSan and libFuzzer (tests/fuzz)
   libclang-22-dev libclang-cpp22-dev llvm-22-dev  # clang::Interpreter and LineEditor: tapeflow-repl (tools/repl)
   gdb                      # the pretty-printer test (tests/gdb)
   dataset-fashion-mnist    # the Fashion-MNIST IDX files (tutorials, later issues)

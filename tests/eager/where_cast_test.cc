@@ -1,7 +1,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "core/errors.h"
@@ -86,6 +88,33 @@ TEST(CastTest, ConvertsEveryDirection) {
   EXPECT_THAT(i64.to_vector<int64_t>(), ElementsAre(1, 2));
   EXPECT_THAT(cast(Tensor{uint8_t{255}}, DType::kFloat32).to_vector<float>(), ElementsAre(255.f));
 }
+
+// Note [Float to integer casts]: NaN -> 0, below the range -> lowest, above it -> highest, in
+// range -> truncated. The asan preset builds with -fsanitize=float-cast-overflow, so a kernel
+// that converted without the bounds check would stop this test there.
+TEST(CastTest, FloatToIntegerSaturatesAtTheLimits) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor f = {nan, inf, -inf, 1e30f, -1e30f, 2147483648.f, -2147483648.f, 2147483520.f, -0.9f};
+  EXPECT_THAT(cast(f, DType::kInt32).to_vector<int32_t>(),
+              ElementsAre(0, INT32_MAX, INT32_MIN, INT32_MAX, INT32_MIN, INT32_MAX, INT32_MIN, 2147483520, 0));
+  EXPECT_THAT(cast(f, DType::kUInt8).to_vector<uint8_t>(), ElementsAre(0, 255, 0, 255, 0, 255, 0, 255, 0));
+  EXPECT_THAT(cast(Tensor{255.9f, 256.f, -1.f}, DType::kUInt8).to_vector<uint8_t>(), ElementsAre(255, 255, 0));
+  // 2^63 is the first double above int64's range; the double below it converts exactly.
+  const Tensor d = {9223372036854775808.0, 9223372036854774784.0, -9223372036854775808.0, -1e300, 1e300};
+  EXPECT_THAT(cast(d, DType::kInt64).to_vector<int64_t>(),
+              ElementsAre(INT64_MAX, int64_t{9223372036854774784}, INT64_MIN, INT64_MIN, INT64_MAX));
+  EXPECT_EQ(cast(f, DType::kInt64).to_vector<int64_t>()[5], int64_t{2147483648});  // fits int64: exact
+}
+
+#if defined(TAPEFLOW_SANITIZE_BUILD)
+// The sanitizer sees the class of bug the saturation avoids: a plain out-of-range conversion.
+TEST(CastTest, SanitizerBuildsReportAnOutOfRangeFloatConversion) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  volatile double huge = 1e300;
+  EXPECT_DEATH((void)static_cast<int>(huge), "outside the range of representable values");
+}
+#endif
 
 TEST(BinaryTypesTest, MixedDTypesAreRejectedWithBothNamed) {
   try {
