@@ -38,6 +38,7 @@
 #include "eager/ops/training.h"
 #include "eager/ops/unary.h"
 #include "eager/ops/where.h"
+#include "eager/ops/conv_variants.h"
 #include "eager/tensor.h"
 #include "eager/variable.h"
 #include "graph/dot.h"

@@ -4,6 +4,12 @@
 
 namespace tapeflow {
 
+// Families registered after the ones devices/cpu/register.h lists (declared here so adding one
+// does not rebuild every CPU kernel file).
+namespace cpu {
+void register_conv_variant_kernels(KernelRegistry& r);
+}  // namespace cpu
+
 void register_cpu_kernels(KernelRegistry& r) {
   cpu::register_unary_kernels(r);
   cpu::register_activation_kernels(r);
@@ -21,6 +27,7 @@ void register_cpu_kernels(KernelRegistry& r) {
   cpu::register_conv_kernels(r);
   cpu::register_pool_kernels(r);
   cpu::register_training_kernels(r);
+  cpu::register_conv_variant_kernels(r);
 }
 
 }  // namespace tapeflow

@@ -198,6 +198,21 @@ std::map<std::string, std::vector<Case>> make_cases() {
   add("AvgPool", {rnd({1, 5, 5, 2}, -1, 1, 68)}, [](const V& v) { return avg_pool(v[0], {3, 3}, {2, 2}, "SAME"); });
   add("AvgPoolGrad", {rnd({1, 3, 3, 2}, -1, 1, 69)},
       [](const V& v) { return avg_pool_grad({1, 5, 5, 2}, v[0], {3, 3}, {2, 2}, "SAME"); });
+  // TensorFlow parity (issue 14).
+  add("Conv2D", {rnd({1, 7, 6, 2}, -1, 1, 200), rnd({2, 3, 2, 2}, -1, 1, 201)},
+      [](const V& v) { return conv2d(v[0], v[1], {1, 1}, "SAME", {2, 2}); });
+  add("Conv2DBackpropInput", {rnd({2, 2, 2, 3}, -1, 1, 202), rnd({1, 2, 2, 3}, -1, 1, 203)},
+      [](const V& v) { return conv2d_backprop_input({1, 6, 5, 2}, v[0], v[1], {2, 2}, "VALID", {2, 1}); });
+  add("Conv2DBackpropFilter", {rnd({1, 6, 5, 2}, -1, 1, 204), rnd({1, 3, 3, 3}, -1, 1, 205)},
+      [](const V& v) { return conv2d_backprop_filter(v[0], {2, 2, 2, 3}, v[1], {2, 2}, "SAME", {1, 2}); });
+  add("DepthwiseConv2dNative", {rnd({2, 5, 5, 2}, -1, 1, 206), rnd({3, 3, 2, 2}, -1, 1, 207)},
+      [](const V& v) { return depthwise_conv2d(v[0], v[1], {1, 1}, "SAME"); });
+  add("DepthwiseConv2dNative", {rnd({1, 7, 6, 3}, -1, 1, 208), rnd({2, 2, 3, 1}, -1, 1, 209)},
+      [](const V& v) { return depthwise_conv2d(v[0], v[1], {2, 2}, "VALID", {2, 2}); });
+  add("DepthwiseConv2dNativeBackpropInput", {rnd({3, 3, 2, 2}, -1, 1, 210), rnd({1, 3, 3, 4}, -1, 1, 211)},
+      [](const V& v) { return depthwise_conv2d_backprop_input({1, 5, 5, 2}, v[0], v[1], {2, 2}, "SAME", {1, 2}); });
+  add("DepthwiseConv2dNativeBackpropFilter", {rnd({1, 5, 5, 2}, -1, 1, 212), rnd({1, 3, 3, 4}, -1, 1, 213)},
+      [](const V& v) { return depthwise_conv2d_backprop_filter(v[0], {3, 3, 2, 2}, v[1], {2, 2}, "SAME", {2, 1}); });
   return c;
 }
 
