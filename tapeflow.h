@@ -39,6 +39,7 @@
 #include "eager/ops/unary.h"
 #include "eager/ops/where.h"
 #include "eager/ops/conv_variants.h"
+#include "eager/ops/normalization.h"
 #include "eager/tensor.h"
 #include "eager/variable.h"
 #include "graph/dot.h"

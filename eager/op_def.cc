@@ -10,6 +10,7 @@ namespace tapeflow {
 // Op families registered after the ones eager/op_def.h lists (declared here, not in that header,
 // so adding a family does not rebuild every file that includes it).
 void register_conv_variant_ops(OpRegistry& r);
+void register_normalization_ops(OpRegistry& r);
 
 OpRegistry& OpRegistry::global() {
   static OpRegistry* registry = [] {
@@ -31,6 +32,7 @@ OpRegistry& OpRegistry::global() {
     register_pool_ops(*r);
     register_training_ops(*r);
     register_conv_variant_ops(*r);
+    register_normalization_ops(*r);
     return r;
   }();
   return *registry;

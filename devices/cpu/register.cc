@@ -8,6 +8,7 @@ namespace tapeflow {
 // does not rebuild every CPU kernel file).
 namespace cpu {
 void register_conv_variant_kernels(KernelRegistry& r);
+void register_normalization_kernels(KernelRegistry& r);
 }  // namespace cpu
 
 void register_cpu_kernels(KernelRegistry& r) {
@@ -28,6 +29,7 @@ void register_cpu_kernels(KernelRegistry& r) {
   cpu::register_pool_kernels(r);
   cpu::register_training_kernels(r);
   cpu::register_conv_variant_kernels(r);
+  cpu::register_normalization_kernels(r);
 }
 
 }  // namespace tapeflow

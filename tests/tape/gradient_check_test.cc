@@ -213,6 +213,29 @@ std::map<std::string, std::vector<Case>> make_cases() {
       [](const V& v) { return depthwise_conv2d_backprop_input({1, 5, 5, 2}, v[0], v[1], {2, 2}, "SAME", {1, 2}); });
   add("DepthwiseConv2dNativeBackpropFilter", {rnd({1, 5, 5, 2}, -1, 1, 212), rnd({1, 3, 3, 4}, -1, 1, 213)},
       [](const V& v) { return depthwise_conv2d_backprop_filter(v[0], {3, 3, 2, 2}, v[1], {2, 2}, "SAME", {2, 1}); });
+  add("BiasAdd", {rnd({2, 3, 2}, -1, 1, 214), rnd({2}, -1, 1, 215)}, [](const V& v) { return bias_add(v[0], v[1]); });
+  add("BiasAdd", {rnd({2, 3, 2, 2}, -1, 1, 216), rnd({3}, -1, 1, 217)},
+      [](const V& v) { return bias_add(v[0], v[1], "NCHW"); });
+  add("BiasAddGrad", {rnd({2, 3, 4}, -1, 1, 218)}, [](const V& v) { return bias_add_grad(v[0]); });
+  add("BiasAddGrad", {rnd({2, 3, 2, 2}, -1, 1, 219)}, [](const V& v) { return bias_add_grad(v[0], "NCHW"); });
+  {
+    // Every output that carries a gradient: y, batch_mean and batch_variance, flattened.
+    auto all = [](const FusedBatchNormOutputs& t) {
+      return concat({reshape(t.y, {-1}), t.batch_mean, t.batch_variance}, 0);
+    };
+    add("FusedBatchNormV3", {rnd({2, 3, 2, 3}, -1, 1, 220), rnd({3}, 0.5, 1.5, 221), rnd({3}, -1, 1, 222),
+                             rnd({0}, 0, 1, 223), rnd({0}, 0, 1, 224)},
+        [=](const V& v) { return all(fused_batch_norm(v[0], v[1], v[2], v[3], v[4], 0.01)); });
+    add("FusedBatchNormV3", {rnd({2, 2, 3, 2}, -1, 1, 225), rnd({2}, 0.5, 1.5, 226), rnd({2}, -1, 1, 227),
+                             rnd({2}, -1, 1, 228), rnd({2}, 0.5, 1.5, 229)},
+        [=](const V& v) { return all(fused_batch_norm(v[0], v[1], v[2], v[3], v[4], 0.001, 0.3, "NCHW")); });
+    add("FusedBatchNormV3", {rnd({2, 2, 2, 3}, -1, 1, 230), rnd({3}, 0.5, 1.5, 231), rnd({3}, -1, 1, 232),
+                             rnd({3}, -1, 1, 233), rnd({3}, 0.5, 1.5, 234)},
+        [=](const V& v) { return all(fused_batch_norm(v[0], v[1], v[2], v[3], v[4], 0.001, 1.0, "NHWC", false)); });
+  }
+  add("LRN", {rnd({1, 2, 2, 5}, -1, 1, 235)},
+      [](const V& v) { return local_response_normalization(v[0], 2, 1.5, 0.7, 0.75); });
+  add("LRN", {rnd({2, 1, 1, 3}, -2, 2, 236)}, [](const V& v) { return local_response_normalization(v[0], 0, 1, 1, 0.5); });
   return c;
 }
 
