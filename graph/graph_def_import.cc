@@ -382,7 +382,11 @@ absl::Status Importer::plan_node(int i) {
     auto it = attrs.find(f.tf_name);
     if (it == attrs.end() && !f.has_default)
       return node_error(absl::StatusCode::kInvalidArgument, i, absl::StrCat("attr '", f.tf_name, "' is missing"));
-    absl::StatusOr<AttrValue> v = attr_from_proto(it == attrs.end() ? f.default_value : it->second, f.value_kind);
+    // "hw" reads NHWC's [1, h, w, 1] as {h, w}; an NCHW node's [1, 1, h, w] stays whole.
+    const auto format = attrs.find("data_format");
+    const bool nchw = format != attrs.end() && format->second.s() == "NCHW";
+    absl::StatusOr<AttrValue> v = attr_from_proto(it == attrs.end() ? f.default_value : it->second,
+                                                  nchw && f.value_kind == "hw" ? "ints" : f.value_kind);
     if (!v.ok()) return node_error(v.status().code(), i, absl::StrCat("attr '", f.tf_name, "' ", v.status().message()));
     if (auto bits = attrs.find(absl::StrCat("_", f.tf_name, "_f64")); bits != attrs.end() && f.value_kind == "float")
       v = AttrValue(std::bit_cast<double>(static_cast<int64_t>(bits->second.i())));

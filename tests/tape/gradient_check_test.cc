@@ -236,6 +236,20 @@ std::map<std::string, std::vector<Case>> make_cases() {
   add("LRN", {rnd({1, 2, 2, 5}, -1, 1, 235)},
       [](const V& v) { return local_response_normalization(v[0], 2, 1.5, 0.7, 0.75); });
   add("LRN", {rnd({2, 1, 1, 3}, -2, 2, 236)}, [](const V& v) { return local_response_normalization(v[0], 0, 1, 1, 0.5); });
+  add("MaxPool", {reshape(cast(scrambled_values(50), DType::kFloat64) * 0.1, {1, 2, 5, 5})},
+      [](const V& v) { return max_pool(v[0], {3, 3}, {2, 2}, "SAME", "NCHW"); });
+  add("AvgPool", {rnd({1, 2, 5, 4}, -1, 1, 237)},
+      [](const V& v) { return avg_pool(v[0], {1, 1, 3, 2}, {1, 1, 2, 1}, "VALID", "NCHW"); });
+  add("AvgPoolGrad", {rnd({1, 2, 3, 3}, -1, 1, 238)},
+      [](const V& v) { return avg_pool_grad({1, 2, 5, 5}, v[0], {3, 3}, {2, 2}, "SAME", "NCHW"); });
+  {
+    const Tensor x = reshape(cast(scrambled_values(50), DType::kFloat64) * 0.1, {1, 2, 5, 5});
+    const Tensor y = max_pool(x, {3, 3}, {2, 2}, "SAME", "NCHW");
+    add("MaxPoolGrad", {x, y, rnd({1, 2, 3, 3}, -1, 1, 239)},
+        [](const V& v) { return max_pool_grad(v[0], v[1], v[2], {3, 3}, {2, 2}, "SAME", "NCHW"); });
+    add("MaxPoolGradGrad", {x, y, rnd({1, 2, 5, 5}, -1, 1, 240)},
+        [](const V& v) { return max_pool_grad_grad(v[0], v[1], v[2], {3, 3}, {2, 2}, "SAME", "NCHW"); });
+  }
   return c;
 }
 
