@@ -40,6 +40,7 @@
 #include "eager/ops/where.h"
 #include "eager/ops/conv_variants.h"
 #include "eager/ops/normalization.h"
+#include "eager/ops/resize.h"
 #include "eager/tensor.h"
 #include "eager/variable.h"
 #include "graph/dot.h"

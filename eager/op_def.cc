@@ -11,6 +11,7 @@ namespace tapeflow {
 // so adding a family does not rebuild every file that includes it).
 void register_conv_variant_ops(OpRegistry& r);
 void register_normalization_ops(OpRegistry& r);
+void register_resize_ops(OpRegistry& r);
 
 OpRegistry& OpRegistry::global() {
   static OpRegistry* registry = [] {
@@ -33,6 +34,7 @@ OpRegistry& OpRegistry::global() {
     register_training_ops(*r);
     register_conv_variant_ops(*r);
     register_normalization_ops(*r);
+    register_resize_ops(*r);
     return r;
   }();
   return *registry;

@@ -11,6 +11,7 @@ namespace tapeflow {
 // does not rebuild every gradient file).
 void register_conv_variant_gradients(GradientRegistry& r);
 void register_normalization_gradients(GradientRegistry& r);
+void register_resize_gradients(GradientRegistry& r);
 
 void GradientRegistry::add(std::string_view op_type, GradFn fn) {
   for (auto& [name, f] : fns_) {
@@ -52,6 +53,7 @@ GradFn find_gradient(std::string_view op_type) {
     register_pool_gradients(*r);
     register_conv_variant_gradients(*r);
     register_normalization_gradients(*r);
+    register_resize_gradients(*r);
     return r;
   }();
   if (GradFn fn = registry->find(op_type)) return fn;

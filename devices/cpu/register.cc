@@ -9,6 +9,7 @@ namespace tapeflow {
 namespace cpu {
 void register_conv_variant_kernels(KernelRegistry& r);
 void register_normalization_kernels(KernelRegistry& r);
+void register_resize_kernels(KernelRegistry& r);
 }  // namespace cpu
 
 void register_cpu_kernels(KernelRegistry& r) {
@@ -30,6 +31,7 @@ void register_cpu_kernels(KernelRegistry& r) {
   cpu::register_training_kernels(r);
   cpu::register_conv_variant_kernels(r);
   cpu::register_normalization_kernels(r);
+  cpu::register_resize_kernels(r);
 }
 
 }  // namespace tapeflow

@@ -250,6 +250,17 @@ std::map<std::string, std::vector<Case>> make_cases() {
     add("MaxPoolGradGrad", {x, y, rnd({1, 2, 5, 5}, -1, 1, 240)},
         [](const V& v) { return max_pool_grad_grad(v[0], v[1], v[2], {3, 3}, {2, 2}, "SAME", "NCHW"); });
   }
+  for (int flags = 0; flags < 3; ++flags) {
+    const bool align = flags == 1, half = flags == 2;
+    add("ResizeBilinear", {rnd({1, 3, 4, 2}, -1, 1, 241 + flags)},
+        [=](const V& v) { return resize_bilinear(v[0], {5, 3}, align, half); });
+    add("ResizeNearestNeighbor", {rnd({2, 3, 4, 1}, -1, 1, 244 + flags)},
+        [=](const V& v) { return resize_nearest_neighbor(v[0], {5, 3}, align, half); });
+    add("ResizeBilinearGrad", {rnd({1, 5, 3, 2}, -1, 1, 247 + flags), rnd({1, 3, 4, 2}, -1, 1, 250 + flags)},
+        [=](const V& v) { return resize_bilinear_grad(v[0], v[1], align, half); });
+    add("ResizeNearestNeighborGrad", {rnd({2, 5, 3, 1}, -1, 1, 253 + flags)},
+        [=](const V& v) { return resize_nearest_neighbor_grad(v[0], {3, 4}, align, half); });
+  }
   return c;
 }
 
