@@ -80,7 +80,7 @@ absl::Status bias_add_grad_kernel(KernelContext& ctx) {
 // FusedBatchNormV3 (TensorFlow's CPU arithmetic): training normalizes with the batch's mean and
 // biased variance (sums in double, two passes), reports the unbiased variance scaled by
 // n / max(n - 1, 1), and blends both with the given mean / variance when
-// exponential_avg_factor != 1.
+// exponential_avg_factor != 1. An empty x gives NaN batch statistics (0 / 0), as in TF.
 template <typename T>
 absl::Status fused_batch_norm_kernel(KernelContext& ctx) {
   const DeviceTensor& xt = ctx.input(0);
@@ -97,6 +97,7 @@ absl::Status fused_batch_norm_kernel(KernelContext& ctx) {
   T* batch_var = ctx.output(2).data<T>();
   T* saved_mean = ctx.output(3).data<T>();
   T* saved_var = ctx.output(4).data<T>();
+  ctx.output(5).data<T>()[0] = T(0);  // TensorFlow's CPU placeholder reserve space
   if (training) {
     std::vector<double> sum(static_cast<size_t>(l.c), 0.0), sq(static_cast<size_t>(l.c), 0.0);
     for (int64_t o = 0; o < l.outer; ++o)

@@ -101,7 +101,7 @@ absl::StatusOr<OutputSpecs> fused_batch_norm_shape(const InferenceContext& ctx) 
   }
   const DType dt = ctx.inputs[0].dtype;
   const Shape c{channels};
-  return OutputSpecs{{dt, x}, {dt, c}, {dt, c}, {dt, c}, {dt, c}, {dt, Shape{0}}};
+  return OutputSpecs{{dt, x}, {dt, c}, {dt, c}, {dt, c}, {dt, c}, {dt, Shape{}}};
 }
 
 OpDef kFusedBatchNormV3{.type = "FusedBatchNormV3", .api_name = "fused_batch_norm", .num_inputs = 5,

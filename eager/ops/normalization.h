@@ -29,7 +29,7 @@ struct FusedBatchNormOutputs {
   Tensor batch_variance;   // [C]
   Tensor reserve_space_1;  // [C]: the mean y was normalized with
   Tensor reserve_space_2;  // [C]: the (biased) variance y was normalized with
-  Tensor reserve_space_3;  // [0]: unused, as on TensorFlow's CPU
+  Tensor reserve_space_3;  // a scalar 0: a placeholder, as on TensorFlow's CPU
 };
 
 // tf.compat.v1.nn.fused_batch_norm (FusedBatchNormV3). x is 4-D, [N, H, W, C] ("NHWC") or

@@ -69,7 +69,8 @@ TEST(FusedBatchNormTest, TrainingUsesTheBatchStatistics) {
   expect_near(t.batch_variance, unbiased);
   expect_near(t.reserve_space_1, s.mean);
   expect_near(t.reserve_space_2, s.var);
-  EXPECT_EQ(t.reserve_space_3.shape(), (Shape{0}));
+  EXPECT_EQ(t.reserve_space_3.shape(), Shape{});
+  EXPECT_EQ(t.reserve_space_3.item<double>(), 0.0);
 }
 
 TEST(FusedBatchNormTest, ExponentialAverageFactorBlendsTheRunningStatistics) {
