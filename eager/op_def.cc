@@ -32,6 +32,8 @@ OpRegistry& OpRegistry::global() {
     register_conv_ops(*r);
     register_pool_ops(*r);
     register_training_ops(*r);
+    register_scatter_ops(*r);
+    register_sorting_ops(*r);
     register_conv_variant_ops(*r);
     register_normalization_ops(*r);
     register_resize_ops(*r);

@@ -51,6 +51,8 @@ GradFn find_gradient(std::string_view op_type) {
     register_matmul_gradients(*r);
     register_conv_gradients(*r);
     register_pool_gradients(*r);
+    register_scatter_gradients(*r);
+    register_sorting_gradients(*r);
     register_conv_variant_gradients(*r);
     register_normalization_gradients(*r);
     register_resize_gradients(*r);

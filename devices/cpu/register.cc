@@ -29,6 +29,8 @@ void register_cpu_kernels(KernelRegistry& r) {
   cpu::register_conv_kernels(r);
   cpu::register_pool_kernels(r);
   cpu::register_training_kernels(r);
+  cpu::register_scatter_kernels(r);
+  cpu::register_sorting_kernels(r);
   cpu::register_conv_variant_kernels(r);
   cpu::register_normalization_kernels(r);
   cpu::register_resize_kernels(r);
