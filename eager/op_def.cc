@@ -7,6 +7,12 @@
 
 namespace tapeflow {
 
+// Op families registered after the ones eager/op_def.h lists (declared here, not in that header,
+// so adding a family does not rebuild every file that includes it).
+void register_conv_variant_ops(OpRegistry& r);
+void register_normalization_ops(OpRegistry& r);
+void register_resize_ops(OpRegistry& r);
+
 OpRegistry& OpRegistry::global() {
   static OpRegistry* registry = [] {
     auto* r = new OpRegistry();
@@ -28,6 +34,9 @@ OpRegistry& OpRegistry::global() {
     register_training_ops(*r);
     register_scatter_ops(*r);
     register_sorting_ops(*r);
+    register_conv_variant_ops(*r);
+    register_normalization_ops(*r);
+    register_resize_ops(*r);
     return r;
   }();
   return *registry;

@@ -55,7 +55,9 @@ struct Planned {
 const char* alias_of(std::string_view type) {
   if (type == "AddV2") return "Add";
   if (type == "RealDiv") return "Div";
-  if (type == "BiasAdd") return "Add";  // NHWC: the bias broadcasts over the last dimension
+  // FusedBatchNorm (V1, V2) are V3 without the reserve_space_3 output (and V1 without "U" and
+  // exponential_avg_factor, whose defaults V3 reads): the same node serves their consumers.
+  if (type == "FusedBatchNorm" || type == "FusedBatchNormV2") return "FusedBatchNormV3";
   return nullptr;
 }
 bool is_composite(std::string_view type) {
@@ -324,9 +326,6 @@ absl::Status Importer::plan_node(int i) {
     return s.ok() ? s : fail(s);
   }
   const OpDef& op = *find_any_op(alias ? alias : nd.op());
-  if (alias && std::string_view(nd.op()) == "BiasAdd")
-    if (auto it = nd.attr().find("data_format"); it != nd.attr().end() && it->second.s() != "NHWC")
-      return node_error(absl::StatusCode::kUnimplemented, i, "BiasAdd supports data_format NHWC only");
   // Note [Variables in a GraphDef]: input 0 of a read or update is the variable's handle.
   const bool variable_op = &op == &kReadVariableOp || &op == &kAssignVariableOp || &op == &kAssignAddVariableOp ||
                            &op == &kAssignSubVariableOp;
@@ -383,7 +382,11 @@ absl::Status Importer::plan_node(int i) {
     auto it = attrs.find(f.tf_name);
     if (it == attrs.end() && !f.has_default)
       return node_error(absl::StatusCode::kInvalidArgument, i, absl::StrCat("attr '", f.tf_name, "' is missing"));
-    absl::StatusOr<AttrValue> v = attr_from_proto(it == attrs.end() ? f.default_value : it->second, f.value_kind);
+    // "hw" reads NHWC's [1, h, w, 1] as {h, w}; an NCHW node's [1, 1, h, w] stays whole.
+    const auto format = attrs.find("data_format");
+    const bool nchw = format != attrs.end() && format->second.s() == "NCHW";
+    absl::StatusOr<AttrValue> v = attr_from_proto(it == attrs.end() ? f.default_value : it->second,
+                                                  nchw && f.value_kind == "hw" ? "ints" : f.value_kind);
     if (!v.ok()) return node_error(v.status().code(), i, absl::StrCat("attr '", f.tf_name, "' ", v.status().message()));
     if (auto bits = attrs.find(absl::StrCat("_", f.tf_name, "_f64")); bits != attrs.end() && f.value_kind == "float")
       v = AttrValue(std::bit_cast<double>(static_cast<int64_t>(bits->second.i())));

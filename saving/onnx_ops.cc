@@ -533,6 +533,11 @@ const absl::flat_hash_map<std::string, Converter>& converters() {
       {"LogicalOr", same("Or")}, {"Select", same("Where")},
       {"Cast", cast}, {"MatMul", matmul},
       {"Conv2D", conv2d}, {"MaxPool", pool("MaxPool")}, {"AvgPool", pool("AveragePool")},
+      // NHWC BiasAdd: ONNX's Add broadcasts the [C] bias over the last dim.
+      {"BiasAdd", [](NodeContext& n) -> absl::Status {
+         TF_RETURN_IF_ERROR(check_nhwc(n));
+         return same("Add")(n);
+       }},
       {"Reshape", reshape}, {"ExpandDims", expand_dims}, {"Squeeze", squeeze}, {"Transpose", transpose},
       {"ConcatV2", concat}, {"Tile", tile}, {"Slice", slice}, {"GatherV2", gather}, {"PadV2", pad},
       {"Sum", reduce("ReduceSum", true)}, {"Max", reduce("ReduceMax", false)}, {"Min", reduce("ReduceMin", false)},

@@ -7,6 +7,12 @@
 
 namespace tapeflow {
 
+// Families registered after the ones tape/gradient_registry.h lists (declared here so adding one
+// does not rebuild every gradient file).
+void register_conv_variant_gradients(GradientRegistry& r);
+void register_normalization_gradients(GradientRegistry& r);
+void register_resize_gradients(GradientRegistry& r);
+
 void GradientRegistry::add(std::string_view op_type, GradFn fn) {
   for (auto& [name, f] : fns_) {
     if (name == op_type) { f = fn; return; }
@@ -47,6 +53,9 @@ GradFn find_gradient(std::string_view op_type) {
     register_pool_gradients(*r);
     register_scatter_gradients(*r);
     register_sorting_gradients(*r);
+    register_conv_variant_gradients(*r);
+    register_normalization_gradients(*r);
+    register_resize_gradients(*r);
     return r;
   }();
   if (GradFn fn = registry->find(op_type)) return fn;

@@ -27,6 +27,7 @@
 #include "core/errors.h"
 #include "devices/cpu/blas.h"
 #include "devices/cpu/conv_direct.h"
+#include "devices/cpu/conv_variants.h"
 #include "devices/cpu/register.h"
 #include "devices/cpu/thread_pool.h"
 #include "devices/kernel_registry.h"
@@ -321,6 +322,7 @@ absl::Status conv2d_backprop_filter_per_image(const KernelContext& ctx, const Co
 // Conv2D: inputs input, filter.
 template <typename T>
 absl::Status conv2d_kernel(KernelContext& ctx) {
+  if (has_dilation(ctx)) return direct_conv2d(ctx, ConvPass::kForward, /*depthwise=*/false);
   const DeviceTensor& x = ctx.input(0);
   const DeviceTensor& f = ctx.input(1);
   DeviceTensor& y = ctx.output(0);
@@ -354,6 +356,7 @@ absl::Status conv2d_kernel(KernelContext& ctx) {
 // Conv2DBackpropInput: inputs filter, out_backprop; the output has the input's shape.
 template <typename T>
 absl::Status conv2d_backprop_input_kernel(KernelContext& ctx) {
+  if (has_dilation(ctx)) return direct_conv2d(ctx, ConvPass::kBackpropInput, /*depthwise=*/false);
   const DeviceTensor& f = ctx.input(0);
   const DeviceTensor& dy = ctx.input(1);
   DeviceTensor& dx = ctx.output(0);
@@ -380,6 +383,7 @@ absl::Status conv2d_backprop_input_kernel(KernelContext& ctx) {
 // Conv2DBackpropFilter: inputs input, out_backprop; the output has the filter's shape.
 template <typename T>
 absl::Status conv2d_backprop_filter_kernel(KernelContext& ctx) {
+  if (has_dilation(ctx)) return direct_conv2d(ctx, ConvPass::kBackpropFilter, /*depthwise=*/false);
   const DeviceTensor& x = ctx.input(0);
   const DeviceTensor& dy = ctx.input(1);
   DeviceTensor& df = ctx.output(0);

@@ -4,6 +4,14 @@
 
 namespace tapeflow {
 
+// Families registered after the ones devices/cpu/register.h lists (declared here so adding one
+// does not rebuild every CPU kernel file).
+namespace cpu {
+void register_conv_variant_kernels(KernelRegistry& r);
+void register_normalization_kernels(KernelRegistry& r);
+void register_resize_kernels(KernelRegistry& r);
+}  // namespace cpu
+
 void register_cpu_kernels(KernelRegistry& r) {
   cpu::register_unary_kernels(r);
   cpu::register_activation_kernels(r);
@@ -23,6 +31,9 @@ void register_cpu_kernels(KernelRegistry& r) {
   cpu::register_training_kernels(r);
   cpu::register_scatter_kernels(r);
   cpu::register_sorting_kernels(r);
+  cpu::register_conv_variant_kernels(r);
+  cpu::register_normalization_kernels(r);
+  cpu::register_resize_kernels(r);
 }
 
 }  // namespace tapeflow

@@ -2,12 +2,15 @@
 // (eager/ops/conv.h). Kernels are in devices/cpu/conv.cc.
 #include "eager/ops/conv.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/checked_size.h"
 #include "core/errors.h"
 #include "eager/context.h"
 #include "eager/ops/shape_fns.h"
@@ -40,6 +43,33 @@ absl::StatusOr<std::array<int64_t, 2>> spatial_pair(const char* op, const std::v
   constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
   if (hw[0] > kMax || hw[1] > kMax) return invalid(op, what, " ", ints_to_string(v), " must be at most ", kMax);
   return hw;
+}
+
+absl::StatusOr<std::array<int64_t, 2>> spatial_pair(const char* op, const std::vector<int64_t>& v, const char* what,
+                                                     bool nchw) {
+  if (!nchw || v.size() != 4) return spatial_pair(op, v, what);
+  if (v[0] != 1 || v[1] != 1)
+    return invalid(op, what, " ", ints_to_string(v), " must be 1 in the batch and channel dimensions (NCHW: {1, 1, h, w})");
+  return spatial_pair(op, std::vector<int64_t>{v[2], v[3]}, what);
+}
+
+absl::StatusOr<bool> parse_data_format(const char* op, const std::string& data_format) {
+  if (data_format == "NHWC") return false;
+  if (data_format == "NCHW") return true;
+  return invalid(op, "data_format must be \"NHWC\" or \"NCHW\", got \"", data_format, "\"");
+}
+
+absl::StatusOr<std::array<int64_t, 2>> dilated_window(const char* op, std::array<int64_t, 2> k,
+                                                       std::array<int64_t, 2> dilations) {
+  std::array<int64_t, 2> out{};
+  for (int i = 0; i < 2; ++i) {
+    if (k[i] <= 0) { out[i] = k[i]; continue; }
+    const std::optional<int64_t> span = checked_mul(k[i] - 1, dilations[i]);
+    if (!span || *span == std::numeric_limits<int64_t>::max())
+      return invalid(op, "a filter of ", k[i], " taps with dilation ", dilations[i], " is too large");
+    out[i] = *span + 1;
+  }
+  return out;
 }
 
 absl::StatusOr<bool> parse_padding(const char* op, const std::string& padding) {
@@ -94,10 +124,17 @@ absl::StatusOr<Shape> conv_output_shape(const InferenceContext& ctx, const Shape
     return invalid(ctx.op, "'", filter_name, "' ", filter.to_string(), " has an empty window");
   TF_ASSIGN_OR_RETURN(auto strides, internal::spatial_pair(ctx.op, ctx.attrs.get<Ints>("strides"), "strides"));
   TF_ASSIGN_OR_RETURN(bool same, internal::parse_padding(ctx.op, ctx.attrs.get<std::string>("padding")));
+  std::array<int64_t, 2> dilations{1, 1};
+  if (ctx.attrs.has("dilations")) {
+    TF_ASSIGN_OR_RETURN(dilations, internal::spatial_pair(ctx.op, ctx.attrs.get<Ints>("dilations"), "dilations"));
+  }
+  TF_ASSIGN_OR_RETURN(auto window, internal::dilated_window(ctx.op, {filter.dim(0), filter.dim(1)}, dilations));
+  const bool dilated = dilations[0] != 1 || dilations[1] != 1;
   TF_ASSIGN_OR_RETURN(auto hw, internal::window_output_hw(
-                                   ctx.op, input, input_name, {filter.dim(0), filter.dim(1)},
-                                   absl::StrCat("filter window ", filter.dim(0), "x", filter.dim(1), " of '",
-                                                filter_name, "' ", filter.to_string()),
+                                   ctx.op, input, input_name, window,
+                                   absl::StrCat("filter window ", filter.dim(0), "x", filter.dim(1),
+                                                dilated ? absl::StrCat(" (", window[0], "x", window[1], " dilated)") : "",
+                                                " of '", filter_name, "' ", filter.to_string()),
                                    strides, same));
   return Shape{input.dim(0), hw[0], hw[1], filter.dim(3)};
 }
@@ -132,9 +169,13 @@ absl::Status check_out_backprop(const InferenceContext& ctx, const Shape& got, c
 }
 
 std::string forward_desc(const InferenceContext& ctx, const Shape& input, const Shape& filter) {
+  // Dilations are named only where they matter (not all ones).
+  const Ints* d = ctx.attrs.has("dilations") ? &ctx.attrs.get<Ints>("dilations") : nullptr;
+  const bool dilated = d != nullptr && std::any_of(d->begin(), d->end(), [](int64_t v) { return v != 1; });
   return absl::StrCat("conv2d of input ", input.to_string(), " with filter ", filter.to_string(), ", strides ",
-                      internal::ints_to_string(ctx.attrs.get<Ints>("strides")), " and ", ctx.attrs.get<std::string>("padding"),
-                      " padding");
+                      internal::ints_to_string(ctx.attrs.get<Ints>("strides")),
+                      dilated ? absl::StrCat(", dilations ", internal::ints_to_string(*d)) : "",
+                      " and ", ctx.attrs.get<std::string>("padding"), " padding");
 }
 
 // Inputs: input, filter. Attributes: strides, padding.
@@ -168,16 +209,16 @@ absl::StatusOr<OutputSpecs> backprop_filter_shape(const InferenceContext& ctx) {
 }
 
 OpDef kConv2D{.type = "Conv2D", .api_name = "conv2d", .num_inputs = 2, .infer = conv2d_shape,
-    .tf_form = "T=in0 strides:hw padding:string data_format=NHWC dilations=[1,1,1,1]"};
+    .tf_form = "T=in0 strides:hw padding:string data_format=NHWC dilations:hw=[1,1,1,1]"};
 OpDef kConv2DBackpropInput{.type = "Conv2DBackpropInput", .api_name = "conv2d_backprop_input", .num_inputs = 2,
                            .infer = backprop_input_shape,
-    .tf_form = "T=in0 input_shape@ints#0 strides:hw padding:string data_format=NHWC dilations=[1,1,1,1]"};
+    .tf_form = "T=in0 input_shape@ints#0 strides:hw padding:string data_format=NHWC dilations:hw=[1,1,1,1]"};
 OpDef kConv2DBackpropFilter{.type = "Conv2DBackpropFilter", .api_name = "conv2d_backprop_filter", .num_inputs = 2,
                             .infer = backprop_filter_shape,
-    .tf_form = "T=in0 filter_shape@ints#1 strides:hw padding:string data_format=NHWC dilations=[1,1,1,1]"};
+    .tf_form = "T=in0 filter_shape@ints#1 strides:hw padding:string data_format=NHWC dilations:hw=[1,1,1,1]"};
 
-AttrMap window_attrs(std::vector<int64_t> strides, std::string_view padding) {
-  return AttrMap{{"strides", std::move(strides)}, {"padding", std::string(padding)}};
+AttrMap window_attrs(std::vector<int64_t> strides, std::string_view padding, std::vector<int64_t> dilations = {1, 1}) {
+  return AttrMap{{"strides", std::move(strides)}, {"padding", std::string(padding)}, {"dilations", std::move(dilations)}};
 }
 
 }  // namespace
@@ -190,24 +231,50 @@ void register_conv_ops(OpRegistry& r) {
 
 Tensor conv2d(const Tensor& input, const Tensor& filter, std::vector<int64_t> strides, std::string_view padding,
               std::source_location loc) {
+  return conv2d(input, filter, std::move(strides), padding, {1, 1}, loc);
+}
+
+Tensor conv2d(const Tensor& input, const Tensor& filter, std::vector<int64_t> strides, std::string_view padding,
+              std::vector<int64_t> dilations, std::source_location loc) {
   const Tensor inputs[2] = {input, filter};
-  return execute_single(kConv2D, inputs, window_attrs(std::move(strides), padding), loc);
+  return execute_single(kConv2D, inputs, window_attrs(std::move(strides), padding, std::move(dilations)), loc);
 }
 
 Tensor conv2d_backprop_input(std::vector<int64_t> input_shape, const Tensor& filter, const Tensor& out_backprop,
                              std::vector<int64_t> strides, std::string_view padding, std::source_location loc) {
+  return conv2d_backprop_input(std::move(input_shape), filter, out_backprop, std::move(strides), padding, {1, 1}, loc);
+}
+
+Tensor conv2d_backprop_input(std::vector<int64_t> input_shape, const Tensor& filter, const Tensor& out_backprop,
+                             std::vector<int64_t> strides, std::string_view padding, std::vector<int64_t> dilations,
+                             std::source_location loc) {
   const Tensor inputs[2] = {filter, out_backprop};
-  AttrMap attrs = window_attrs(std::move(strides), padding);
+  AttrMap attrs = window_attrs(std::move(strides), padding, std::move(dilations));
   attrs.set("input_shape", std::move(input_shape));
   return execute_single(kConv2DBackpropInput, inputs, attrs, loc);
 }
 
 Tensor conv2d_backprop_filter(const Tensor& input, std::vector<int64_t> filter_shape, const Tensor& out_backprop,
                               std::vector<int64_t> strides, std::string_view padding, std::source_location loc) {
+  return conv2d_backprop_filter(input, std::move(filter_shape), out_backprop, std::move(strides), padding, {1, 1}, loc);
+}
+
+Tensor conv2d_backprop_filter(const Tensor& input, std::vector<int64_t> filter_shape, const Tensor& out_backprop,
+                              std::vector<int64_t> strides, std::string_view padding, std::vector<int64_t> dilations,
+                              std::source_location loc) {
   const Tensor inputs[2] = {input, out_backprop};
-  AttrMap attrs = window_attrs(std::move(strides), padding);
+  AttrMap attrs = window_attrs(std::move(strides), padding, std::move(dilations));
   attrs.set("filter_shape", std::move(filter_shape));
   return execute_single(kConv2DBackpropFilter, inputs, attrs, loc);
+}
+
+// Conv2DBackpropInput is conv2d's adjoint: the transpose of conv2d reads `input` as its
+// out_backprop (tf.nn.conv2d_transpose builds the same node).
+Tensor conv2d_transpose(const Tensor& input, const Tensor& filter, std::vector<int64_t> output_shape,
+                        std::vector<int64_t> strides, std::string_view padding, std::vector<int64_t> dilations,
+                        std::source_location loc) {
+  return conv2d_backprop_input(std::move(output_shape), filter, input, std::move(strides), padding,
+                               std::move(dilations), loc);
 }
 
 }  // namespace tapeflow

@@ -9,11 +9,14 @@
 //   conv2d_backprop_input({64, 28, 28, 1}, w, g, {1, 1}, "SAME");    // shape of x
 //   conv2d_backprop_filter(x, {5, 5, 1, 32}, g, {1, 1}, "SAME");     // shape of w
 //
-// Semantics are TensorFlow's (tf.nn.conv2d, a cross-correlation; dilation 1). Output sizes:
-//   VALID: ceil((H - KH + 1) / stride)   (KH > H is an InvalidArgumentError)
-//   SAME:  ceil(H / stride), zero padding pad_total = max((out - 1) * stride + KH - H, 0) split as
+// Semantics are TensorFlow's (tf.nn.conv2d, a cross-correlation). Output sizes, with the
+// effective filter height KH' = (KH - 1) * dh + 1 (KH without dilation; likewise the width):
+//   VALID: ceil((H - KH' + 1) / stride)   (KH' > H is an InvalidArgumentError)
+//   SAME:  ceil(H / stride), zero padding pad_total = max((out - 1) * stride + KH' - H, 0) split as
 //          pad_top = pad_total / 2 and the rest at the bottom (likewise for the width).
-// strides is {sh, sw} or {1, sh, sw, 1}; padding is "SAME" or "VALID". float32 and float64.
+// strides and dilations are {h, w} or {1, h, w, 1} (TF's rule: 1 in the batch and channel
+// dims); padding is "SAME" or "VALID". float32 and float64. A dilated convolution equals the
+// plain one with dh - 1 zero rows (dw - 1 zero columns) inserted between the filter's taps.
 // Bad ranks, channel mismatches (naming both shapes), strides and padding throw
 // InvalidArgumentError starting with "[conv2d]" (or the backprop op's name).
 //
@@ -41,16 +44,34 @@ namespace tapeflow {
 // Cross-correlation of input [N, H, W, Cin] with filter [KH, KW, Cin, Cout]: [N, OH, OW, Cout].
 Tensor conv2d(const Tensor& input, const Tensor& filter, std::vector<int64_t> strides, std::string_view padding,
               TF_SL);
+// The same with TensorFlow's dilations (tf.nn.conv2d's `dilations`): {dh, dw} or {1, dh, dw, 1}.
+// Dilated convolutions run a simple direct kernel (Note [Conv2D kernels] covers dilation 1).
+Tensor conv2d(const Tensor& input, const Tensor& filter, std::vector<int64_t> strides, std::string_view padding,
+              std::vector<int64_t> dilations, TF_SL);
 
 // d/d input of sum(conv2d(input, filter) * out_backprop), for an input of shape input_shape
 // (4 known dims). out_backprop must have conv2d's output shape. Primitive (its own kernel).
 Tensor conv2d_backprop_input(std::vector<int64_t> input_shape, const Tensor& filter, const Tensor& out_backprop,
                              std::vector<int64_t> strides, std::string_view padding, TF_SL);
+Tensor conv2d_backprop_input(std::vector<int64_t> input_shape, const Tensor& filter, const Tensor& out_backprop,
+                             std::vector<int64_t> strides, std::string_view padding, std::vector<int64_t> dilations,
+                             TF_SL);
 
 // d/d filter of sum(conv2d(input, filter) * out_backprop), for a filter of shape filter_shape
 // (4 known dims). Primitive (its own kernel).
 Tensor conv2d_backprop_filter(const Tensor& input, std::vector<int64_t> filter_shape, const Tensor& out_backprop,
                               std::vector<int64_t> strides, std::string_view padding, TF_SL);
+Tensor conv2d_backprop_filter(const Tensor& input, std::vector<int64_t> filter_shape, const Tensor& out_backprop,
+                              std::vector<int64_t> strides, std::string_view padding, std::vector<int64_t> dilations,
+                              TF_SL);
+
+// tf.nn.conv2d_transpose: the transpose (adjoint) of conv2d, i.e. Conv2DBackpropInput with
+// `input` as the out_backprop. input [N, H, W, Cin]; filter [KH, KW, Cout, Cin] (note the order:
+// conv2d's filter read backwards); output_shape [N, OH, OW, Cout] (4 known dims) must be a shape
+// that conv2d with these strides, padding and dilations maps to input's shape.
+Tensor conv2d_transpose(const Tensor& input, const Tensor& filter, std::vector<int64_t> output_shape,
+                        std::vector<int64_t> strides, std::string_view padding,
+                        std::vector<int64_t> dilations = {1, 1}, TF_SL);
 
 #undef TF_SL
 
@@ -59,12 +80,21 @@ namespace internal {
 // {h, w} from a 2-element {h, w} or a 4-element TF-style {1, h, w, 1} list; every entry >= 1.
 // `what` names the attribute in messages ("strides", "ksize").
 absl::StatusOr<std::array<int64_t, 2>> spatial_pair(const char* op, const std::vector<int64_t>& v, const char* what);
+// The same for a layout: with nchw a 4-element list is {1, 1, h, w}.
+absl::StatusOr<std::array<int64_t, 2>> spatial_pair(const char* op, const std::vector<int64_t>& v, const char* what,
+                                                     bool nchw);
+// true for "NCHW", false for "NHWC", an InvalidArgumentError otherwise.
+absl::StatusOr<bool> parse_data_format(const char* op, const std::string& data_format);
 // true for "SAME", false for "VALID", an InvalidArgumentError otherwise.
 absl::StatusOr<bool> parse_padding(const char* op, const std::string& padding);
 // Output {height, width} of a window of size `window` sliding over the NHWC `input` (named
 // input_name in messages). Unknown input or window dims (-1) give -1. With VALID padding a window
 // larger than a known input dim is an InvalidArgumentError; window_desc names it ("filter 'filter'
 // [5,5,1,32]", "ksize [3,3]").
+// The effective window of a dilated filter: (k - 1) * d + 1 per dim; unknown (-1) stays
+// unknown, and an empty filter (k == 0) stays 0. InvalidArgumentError when it overflows.
+absl::StatusOr<std::array<int64_t, 2>> dilated_window(const char* op, std::array<int64_t, 2> k,
+                                                       std::array<int64_t, 2> dilations);
 absl::StatusOr<std::array<int64_t, 2>> window_output_hw(const char* op, const Shape& input, const char* input_name,
                                                          std::array<int64_t, 2> window, const std::string& window_desc,
                                                          std::array<int64_t, 2> strides, bool same);

@@ -60,21 +60,7 @@ void check_float(const char* op, const Tensor& t, const char* name, std::source_
 
 }  // namespace
 
-Tensor bias_add(const Tensor& value, const Tensor& bias, std::source_location loc) {
-  check_defined("bias_add", value, "value", loc);
-  check_defined("bias_add", bias, "bias", loc);
-  if (value.dtype() != bias.dtype())
-    throw InvalidArgumentError(absl::StrCat("[bias_add] 'value' and 'bias' must have the same dtype, got ",
-                                            dtype_name(value.dtype()), " and ", dtype_name(bias.dtype())), loc);
-  if (value.rank() < 2)
-    throw InvalidArgumentError(absl::StrCat("[bias_add] 'value' must have rank >= 2 [..., channels], got shape ",
-                                            value.shape().to_string()), loc);
-  const int64_t channels = value.shape().dim(value.rank() - 1);
-  if (bias.rank() != 1 || bias.shape().dim(0) != channels)
-    throw InvalidArgumentError(absl::StrCat("[bias_add] 'bias' must have shape [", channels, "] to match the last dim of 'value' ",
-                                            value.shape().to_string(), ", got ", bias.shape().to_string()), loc);
-  return add(Operand(value, loc), Operand(bias, loc), loc);
-}
+// bias_add is one BiasAdd node: eager/ops/normalization.cc.
 
 Tensor dropout(const Tensor& x, double rate, bool training, std::optional<int64_t> seed, std::source_location loc) {
   check_float("dropout", x, "x", loc);

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <source_location>
+#include <string_view>
 
 #include "eager/tensor.h"
 
@@ -27,9 +28,17 @@ Tensor log_softmax(const Tensor& logits, int64_t axis = -1,
                    std::source_location loc = std::source_location::current());
 
 // value + bias along value's last dim (tf.nn.bias_add, NHWC): value has rank >= 2 and shape
-// [..., C], bias has shape [C] and value's dtype.
+// [..., C], bias has shape [C] and value's dtype. One BiasAdd node (eager/ops/normalization.cc).
 Tensor bias_add(const Tensor& value, const Tensor& bias,
                 std::source_location loc = std::source_location::current());
+// The same with TensorFlow's data_format: "NHWC" (channels last) or "NCHW" (channels in dim 1;
+// value has rank >= 3, [N, C, ...]).
+Tensor bias_add(const Tensor& value, const Tensor& bias, std::string_view data_format,
+                std::source_location loc = std::source_location::current());
+// BiasAdd's gradient for its bias (TensorFlow's BiasAddGrad): out_backprop summed over every
+// dim but the channel dim of data_format: shape [C].
+Tensor bias_add_grad(const Tensor& out_backprop, std::string_view data_format = "NHWC",
+                     std::source_location loc = std::source_location::current());
 
 // Inverted dropout (tf.nn.dropout). With training == false, or rate == 0, x itself is returned.
 // Otherwise each element is kept with probability 1 - rate and scaled by 1 / (1 - rate), the

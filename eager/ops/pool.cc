@@ -22,18 +22,30 @@ using shape_fns::invalid;
 
 using shape_fns::ints_to_string;
 
-// The pooled shape of an NHWC `input` (named input_name) under the call's ksize, strides and
-// padding attributes.
+// NCHW when the call's data_format says so (absent: NHWC, as in graphs written before it existed).
+absl::StatusOr<bool> nchw_of(const InferenceContext& ctx) {
+  const AttrValue* f = ctx.attrs.find("data_format");
+  if (f == nullptr) return false;
+  return internal::parse_data_format(ctx.op, ctx.attrs.get<std::string>("data_format"));
+}
+
+// The pooled shape of an NHWC or NCHW `input` (named input_name) under the call's ksize, strides,
+// padding and data_format attributes.
 absl::StatusOr<Shape> pooled_shape(const InferenceContext& ctx, const Shape& input, const char* input_name) {
+  TF_ASSIGN_OR_RETURN(bool nchw, nchw_of(ctx));
   if (input.rank() != 4)
-    return invalid(ctx, "'", input_name, "' must have rank 4 [batch, height, width, channels], got shape ",
+    return invalid(ctx, "'", input_name, "' must have rank 4 ",
+                   nchw ? "[batch, channels, height, width]" : "[batch, height, width, channels]", ", got shape ",
                    input.to_string());
   const Ints& ksize_attr = ctx.attrs.get<Ints>("ksize");
-  TF_ASSIGN_OR_RETURN(auto ksize, internal::spatial_pair(ctx.op, ksize_attr, "ksize"));
-  TF_ASSIGN_OR_RETURN(auto strides, internal::spatial_pair(ctx.op, ctx.attrs.get<Ints>("strides"), "strides"));
+  TF_ASSIGN_OR_RETURN(auto ksize, internal::spatial_pair(ctx.op, ksize_attr, "ksize", nchw));
+  TF_ASSIGN_OR_RETURN(auto strides, internal::spatial_pair(ctx.op, ctx.attrs.get<Ints>("strides"), "strides", nchw));
   TF_ASSIGN_OR_RETURN(bool same, internal::parse_padding(ctx.op, ctx.attrs.get<std::string>("padding")));
-  TF_ASSIGN_OR_RETURN(auto hw, internal::window_output_hw(ctx.op, input, input_name, ksize,
+  // The window arithmetic reads NHWC positions.
+  const Shape nhwc = nchw ? Shape{input.dim(0), input.dim(2), input.dim(3), input.dim(1)} : input;
+  TF_ASSIGN_OR_RETURN(auto hw, internal::window_output_hw(ctx.op, nhwc, input_name, ksize,
                                                           absl::StrCat("ksize ", ints_to_string(ksize_attr)), strides, same));
+  if (nchw) return Shape{input.dim(0), input.dim(1), hw[0], hw[1]};
   return Shape{input.dim(0), hw[0], hw[1], input.dim(3)};
 }
 
@@ -111,19 +123,31 @@ absl::StatusOr<OutputSpecs> avg_pool_grad_shape(const InferenceContext& ctx) {
 }
 
 OpDef kMaxPool{.type = "MaxPool", .api_name = "max_pool", .num_inputs = 1, .infer = pool_shape,
-    .tf_form = "T=in0 ksize:hw strides:hw padding:string data_format=NHWC"};
+    .tf_form = "T=in0 ksize:hw strides:hw padding:string data_format:string=NHWC"};
 OpDef kAvgPool{.type = "AvgPool", .api_name = "avg_pool", .num_inputs = 1, .infer = pool_shape,
-    .tf_form = "T=in0 ksize:hw strides:hw padding:string data_format=NHWC"};
+    .tf_form = "T=in0 ksize:hw strides:hw padding:string data_format:string=NHWC"};
 OpDef kMaxPoolGrad{.type = "MaxPoolGrad", .api_name = "max_pool_grad", .num_inputs = 3, .infer = max_pool_grad_shape,
-    .tf_form = "T=in0 ksize:hw strides:hw padding:string data_format=NHWC"};
+    .tf_form = "T=in0 ksize:hw strides:hw padding:string data_format:string=NHWC"};
 OpDef kMaxPoolGradGrad{.type = "MaxPoolGradGrad", .api_name = "max_pool_grad_grad", .num_inputs = 3,
                        .infer = max_pool_grad_grad_shape,
-    .tf_form = "T=in0 ksize:hw strides:hw padding:string data_format=NHWC"};
+    .tf_form = "T=in0 ksize:hw strides:hw padding:string data_format:string=NHWC"};
 OpDef kAvgPoolGrad{.type = "AvgPoolGrad", .api_name = "avg_pool_grad", .num_inputs = 1, .infer = avg_pool_grad_shape,
-    .tf_form = "T=in0 orig_input_shape@ints#0 ksize:hw strides:hw padding:string data_format=NHWC"};
+    .tf_form = "T=in0 orig_input_shape@ints#0 ksize:hw strides:hw padding:string data_format:string=NHWC"};
 
-AttrMap pool_attrs(Ints ksize, Ints strides, std::string_view padding) {
-  return AttrMap{{"ksize", std::move(ksize)}, {"strides", std::move(strides)}, {"padding", std::string(padding)}};
+// NCHW windows are kept in TensorFlow's 4-entry form {1, 1, h, w}, which the GraphDef writes as
+// it is ("hw" attrs expand a 2-entry {h, w} to NHWC's [1, h, w, 1]).
+Ints layout_window(Ints v, std::string_view data_format) {
+  if (data_format == "NCHW" && v.size() == 2) return Ints{1, 1, v[0], v[1]};
+  return v;
+}
+
+AttrMap pool_attrs(Ints ksize, Ints strides, std::string_view padding, std::string_view data_format = "NHWC") {
+  ksize = layout_window(std::move(ksize), data_format);
+  strides = layout_window(std::move(strides), data_format);
+  return AttrMap{{"ksize", std::move(ksize)},
+                 {"strides", std::move(strides)},
+                 {"padding", std::string(padding)},
+                 {"data_format", std::string(data_format)}};
 }
 
 }  // namespace
@@ -137,31 +161,59 @@ void register_pool_ops(OpRegistry& r) {
 }
 
 Tensor max_pool(const Tensor& input, Ints ksize, Ints strides, std::string_view padding, std::source_location loc) {
+  return max_pool(input, std::move(ksize), std::move(strides), padding, "NHWC", loc);
+}
+
+Tensor max_pool(const Tensor& input, Ints ksize, Ints strides, std::string_view padding, std::string_view data_format,
+                std::source_location loc) {
   const Tensor inputs[1] = {input};
-  return execute_single(kMaxPool, inputs, pool_attrs(std::move(ksize), std::move(strides), padding), loc);
+  return execute_single(kMaxPool, inputs, pool_attrs(std::move(ksize), std::move(strides), padding, data_format), loc);
 }
 
 Tensor avg_pool(const Tensor& input, Ints ksize, Ints strides, std::string_view padding, std::source_location loc) {
+  return avg_pool(input, std::move(ksize), std::move(strides), padding, "NHWC", loc);
+}
+
+Tensor avg_pool(const Tensor& input, Ints ksize, Ints strides, std::string_view padding, std::string_view data_format,
+                std::source_location loc) {
   const Tensor inputs[1] = {input};
-  return execute_single(kAvgPool, inputs, pool_attrs(std::move(ksize), std::move(strides), padding), loc);
+  return execute_single(kAvgPool, inputs, pool_attrs(std::move(ksize), std::move(strides), padding, data_format), loc);
 }
 
 Tensor max_pool_grad(const Tensor& orig_input, const Tensor& orig_output, const Tensor& grad, Ints ksize, Ints strides,
                      std::string_view padding, std::source_location loc) {
+  return max_pool_grad(orig_input, orig_output, grad, std::move(ksize), std::move(strides), padding, "NHWC", loc);
+}
+
+Tensor max_pool_grad(const Tensor& orig_input, const Tensor& orig_output, const Tensor& grad, Ints ksize, Ints strides,
+                     std::string_view padding, std::string_view data_format, std::source_location loc) {
   const Tensor inputs[3] = {orig_input, orig_output, grad};
-  return execute_single(kMaxPoolGrad, inputs, pool_attrs(std::move(ksize), std::move(strides), padding), loc);
+  return execute_single(kMaxPoolGrad, inputs, pool_attrs(std::move(ksize), std::move(strides), padding, data_format),
+                        loc);
 }
 
 Tensor max_pool_grad_grad(const Tensor& orig_input, const Tensor& orig_output, const Tensor& grad, Ints ksize,
                           Ints strides, std::string_view padding, std::source_location loc) {
+  return max_pool_grad_grad(orig_input, orig_output, grad, std::move(ksize), std::move(strides), padding, "NHWC", loc);
+}
+
+Tensor max_pool_grad_grad(const Tensor& orig_input, const Tensor& orig_output, const Tensor& grad, Ints ksize,
+                          Ints strides, std::string_view padding, std::string_view data_format,
+                          std::source_location loc) {
   const Tensor inputs[3] = {orig_input, orig_output, grad};
-  return execute_single(kMaxPoolGradGrad, inputs, pool_attrs(std::move(ksize), std::move(strides), padding), loc);
+  return execute_single(kMaxPoolGradGrad, inputs,
+                        pool_attrs(std::move(ksize), std::move(strides), padding, data_format), loc);
 }
 
 Tensor avg_pool_grad(Ints orig_input_shape, const Tensor& grad, Ints ksize, Ints strides, std::string_view padding,
                      std::source_location loc) {
+  return avg_pool_grad(std::move(orig_input_shape), grad, std::move(ksize), std::move(strides), padding, "NHWC", loc);
+}
+
+Tensor avg_pool_grad(Ints orig_input_shape, const Tensor& grad, Ints ksize, Ints strides, std::string_view padding,
+                     std::string_view data_format, std::source_location loc) {
   const Tensor inputs[1] = {grad};
-  AttrMap attrs = pool_attrs(std::move(ksize), std::move(strides), padding);
+  AttrMap attrs = pool_attrs(std::move(ksize), std::move(strides), padding, data_format);
   attrs.set("orig_input_shape", std::move(orig_input_shape));
   return execute_single(kAvgPoolGrad, inputs, attrs, loc);
 }

@@ -52,6 +52,22 @@ Tensor max_pool_grad_grad(const Tensor& orig_input, const Tensor& orig_output, c
 Tensor avg_pool_grad(std::vector<int64_t> orig_input_shape, const Tensor& grad, std::vector<int64_t> ksize,
                      std::vector<int64_t> strides, std::string_view padding, TF_SL);
 
+// The same with TensorFlow's data_format: "NHWC" (the default above) or "NCHW", where input
+// is [N, C, H, W], the outputs follow it, and 4-element ksize / strides are {1, 1, h, w}.
+// NCHW runs the NHWC kernels between transposes inside one MaxPool / AvgPool / ... node.
+Tensor max_pool(const Tensor& input, std::vector<int64_t> ksize, std::vector<int64_t> strides,
+                std::string_view padding, std::string_view data_format, TF_SL);
+Tensor avg_pool(const Tensor& input, std::vector<int64_t> ksize, std::vector<int64_t> strides,
+                std::string_view padding, std::string_view data_format, TF_SL);
+Tensor max_pool_grad(const Tensor& orig_input, const Tensor& orig_output, const Tensor& grad,
+                     std::vector<int64_t> ksize, std::vector<int64_t> strides, std::string_view padding,
+                     std::string_view data_format, TF_SL);
+Tensor max_pool_grad_grad(const Tensor& orig_input, const Tensor& orig_output, const Tensor& grad,
+                          std::vector<int64_t> ksize, std::vector<int64_t> strides, std::string_view padding,
+                          std::string_view data_format, TF_SL);
+Tensor avg_pool_grad(std::vector<int64_t> orig_input_shape, const Tensor& grad, std::vector<int64_t> ksize,
+                     std::vector<int64_t> strides, std::string_view padding, std::string_view data_format, TF_SL);
+
 #undef TF_SL
 
 }  // namespace tapeflow

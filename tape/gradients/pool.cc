@@ -15,26 +15,27 @@ using Ints = std::vector<int64_t>;
 const Ints& ksize(const GradInputs& op) { return op.attrs.get<Ints>("ksize"); }
 const Ints& strides(const GradInputs& op) { return op.attrs.get<Ints>("strides"); }
 const std::string& padding(const GradInputs& op) { return op.attrs.get<std::string>("padding"); }
+std::string data_format(const GradInputs& op) { return op.attrs.get_or<std::string>("data_format", "NHWC"); }
 
 Grads max_pool_grad_fn(const GradInputs& op, Span g) {
-  return {max_pool_grad(op.inputs[0], op.outputs[0], g[0], ksize(op), strides(op), padding(op))};
+  return {max_pool_grad(op.inputs[0], op.outputs[0], g[0], ksize(op), strides(op), padding(op), data_format(op))};
 }
 // max_pool_grad is linear in grad, with max_pool_grad_grad as its adjoint (and the reverse),
 // and piecewise constant in orig_input and orig_output (the routing changes only at ties):
 // zeros there, as for sign and floor.
 Grads max_pool_grad_grad_fn(const GradInputs& op, Span g) {
   return {zeros_like(op.inputs[0]), zeros_like(op.inputs[1]),
-          max_pool_grad_grad(op.inputs[0], op.inputs[1], g[0], ksize(op), strides(op), padding(op))};
+          max_pool_grad_grad(op.inputs[0], op.inputs[1], g[0], ksize(op), strides(op), padding(op), data_format(op))};
 }
 Grads max_pool_grad_grad_grad(const GradInputs& op, Span g) {
   return {zeros_like(op.inputs[0]), zeros_like(op.inputs[1]),
-          max_pool_grad(op.inputs[0], op.inputs[1], g[0], ksize(op), strides(op), padding(op))};
+          max_pool_grad(op.inputs[0], op.inputs[1], g[0], ksize(op), strides(op), padding(op), data_format(op))};
 }
 Grads avg_pool_grad_fn(const GradInputs& op, Span g) {
-  return {avg_pool_grad(op.inputs[0].shape().as_vector(), g[0], ksize(op), strides(op), padding(op))};
+  return {avg_pool_grad(op.inputs[0].shape().as_vector(), g[0], ksize(op), strides(op), padding(op), data_format(op))};
 }
 Grads avg_pool_grad_grad(const GradInputs& op, Span g) {
-  return {avg_pool(g[0], ksize(op), strides(op), padding(op))};
+  return {avg_pool(g[0], ksize(op), strides(op), padding(op), data_format(op))};
 }
 }  // namespace
 

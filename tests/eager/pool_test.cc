@@ -14,12 +14,17 @@
 #include "eager/ops/binary.h"
 #include "eager/ops/creation.h"
 #include "eager/ops/reduction.h"
+#include "eager/ops/array.h"
+#include "eager/ops/random.h"
+#include "graph/graph_def.h"
+#include "tests/support/contexts.h"
 #include "tests/support/test_util.h"
 
 namespace tapeflow {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // ---- a naive reference, straight from the definition ----
 
@@ -266,6 +271,60 @@ TEST(PoolTest, Errors) {
               HasSubstr("[avg_pool_grad] orig_input_shape [1,4,4] must have 4 entries"));
   EXPECT_THAT(error_of([] { avg_pool_grad({1, 4, 4, 2}, zeros({1, 2, 2, 3}), {2, 2}, {2, 2}, "SAME"); }),
               HasSubstr("[avg_pool_grad] 'grad' has shape [1,2,2,3]"));
+}
+
+// ---- data_format NCHW (Note [NCHW pooling] in devices/cpu/pool.cc) ----
+
+Tensor to_nchw(const Tensor& t) { return transpose(t, {0, 3, 1, 2}); }
+Tensor to_nhwc(const Tensor& t) { return transpose(t, {0, 2, 3, 1}); }
+
+TEST(PoolNchwTest, EqualsNhwcBetweenTransposesForEveryPoolOp) {
+  const Tensor x = random_uniform(Shape{2, 7, 6, 3}, -1, 1, DType::kFloat64, 1);
+  for (const char* padding : {"SAME", "VALID"}) {
+    SCOPED_TRACE(padding);
+    const std::vector<int64_t> k{3, 2}, s{2, 1};
+    const Tensor ymax = max_pool(x, k, s, padding), yavg = avg_pool(x, k, s, padding);
+    const Tensor xn = to_nchw(x);
+    expect_close(to_nhwc(max_pool(xn, k, s, padding, "NCHW")), ymax, 0);
+    expect_close(to_nhwc(avg_pool(xn, {1, 1, 3, 2}, {1, 1, 2, 1}, padding, "NCHW")), yavg, 1e-15);
+    const Tensor g = random_uniform(ymax.shape(), -1, 1, DType::kFloat64, 2);
+    expect_close(to_nhwc(max_pool_grad(xn, to_nchw(ymax), to_nchw(g), k, s, padding, "NCHW")),
+                 max_pool_grad(x, ymax, g, k, s, padding), 0);
+    expect_close(to_nhwc(avg_pool_grad({2, 3, 7, 6}, to_nchw(g), k, s, padding, "NCHW")),
+                 avg_pool_grad({2, 7, 6, 3}, g, k, s, padding), 1e-15);
+    expect_close(to_nhwc(max_pool_grad_grad(xn, to_nchw(ymax), xn, k, s, padding, "NCHW")),
+                 max_pool_grad_grad(x, ymax, x, k, s, padding), 0);
+  }
+  EXPECT_EQ(max_pool(zeros({2, 3, 8, 8}), {2, 2}, {2, 2}, "VALID", "NCHW").shape(), (Shape{2, 3, 4, 4}));
+  EXPECT_THAT(error_of([] { max_pool(zeros({2, 3, 8, 8}), {1, 2, 2, 1}, {1, 1}, "VALID", "NCHW"); }),
+              HasSubstr("[max_pool] ksize [1,2,2,1] must be 1 in the batch and channel dimensions (NCHW: {1, 1, h, w})"));
+  EXPECT_THAT(error_of([] { avg_pool(zeros({2, 3, 8, 8}), {2, 2}, {1, 1}, "VALID", "NHCW"); }),
+              HasSubstr("[avg_pool] data_format must be \"NHWC\" or \"NCHW\", got \"NHCW\""));
+  EXPECT_THAT(error_of([] { avg_pool(zeros({3, 8, 8}), {2, 2}, {1, 1}, "VALID", "NCHW"); }),
+              HasSubstr("[avg_pool] 'input' must have rank 4 [batch, channels, height, width], got shape [3,8,8]"));
+}
+
+TEST(PoolNchwTest, OneNodeInTheGraphDefAndTheSameValuesTracedAndInASession) {
+  const Tensor x = random_uniform(Shape{2, 3, 7, 6}, -1, 1, DType::kFloat64, 3);
+  expect_same_in_every_context([](const std::vector<Tensor>& v) { return max_pool(v[0], {3, 3}, {2, 2}, "SAME", "NCHW"); },
+                               {x}, {Shape{-1, 3, -1, -1}}, Shape{-1, 3, -1, -1});
+  expect_same_in_every_context([](const std::vector<Tensor>& v) { return avg_pool(v[0], {2, 3}, {1, 2}, "VALID", "NCHW"); },
+                               {x}, {Shape{-1, -1, 7, 6}}, Shape{-1, -1, 6, 2});
+  Graph g;
+  {
+    auto scope = g.as_default();
+    max_pool(placeholder(DType::kFloat32, Shape{-1, 3, 8, 8}, "x"), {2, 2}, {2, 2}, "SAME", "NCHW");
+  }
+  const std::string text = graph_def_to_text(to_graph_def(g));
+  EXPECT_THAT(text, HasSubstr("op: \"MaxPool\""));
+  EXPECT_THAT(text, HasSubstr("s: \"NCHW\""));
+  EXPECT_THAT(text, Not(HasSubstr("Transpose")));
+  // Read back: TensorFlow's [1, 1, 2, 2] stays an NCHW window.
+  Graph h = graph_from_graph_def(to_graph_def(g));
+  Session sess(h);
+  const Tensor in = random_uniform(Shape{1, 3, 8, 8}, -1, 1, DType::kFloat32, 4);
+  expect_close(sess.run(h.get_tensor_by_name("MaxPool:0"), {{h.get_tensor_by_name("x:0"), in}}),
+               max_pool(in, {2, 2}, {2, 2}, "SAME", "NCHW"), 0);
 }
 
 }  // namespace

@@ -266,6 +266,27 @@ TEST(OnnxExportTest, GraphOverloadFreezesTensorsAndAddsIdentitiesForPassThroughO
   EXPECT_THAT(error_of([&] { onnx_model_bytes(other, {x}, {y}); }), HasSubstr("belongs to"));
 }
 
+// BiasAdd is one node since it has data_format: NHWC becomes ONNX's broadcasting Add, NCHW is
+// refused by name (the export writes NHWC graphs only).
+TEST(OnnxExportTest, NhwcBiasAddIsAnAddAndNchwIsRefused) {
+  Graph g;
+  Tensor x, b, y, z;
+  {
+    auto scope = g.as_default();
+    x = placeholder(DType::kFloat32, {-1, 2, 2, 3}, "x");
+    b = placeholder(DType::kFloat32, {3}, "b");
+    y = bias_add(x, b);
+    z = bias_add(x, placeholder(DType::kFloat32, {2}, "c"), "NCHW");
+  }
+  const onnx::GraphProto og = parse(onnx_model_bytes(g, {x, b}, {y})).graph();
+  expect_well_formed(og);
+  EXPECT_THAT(op_types(og), ElementsAre("Add"));
+  EXPECT_EQ(og.node(0).input(0), "x");
+  EXPECT_EQ(og.node(0).input(1), "b");
+  EXPECT_THAT(error_of<UnimplementedError>([&] { onnx_model_bytes(g, {x}, {z}, {{g.get_tensor_by_name("c:0"), Tensor({1.f, 2.f})}}); }),
+              HasSubstr("data_format NCHW (only NHWC is exported)"));
+}
+
 TEST(OnnxExportTest, UnsupportedOpsAreOneErrorListingEveryTypeAndNode) {
   Graph g;
   Tensor x, out;

@@ -211,6 +211,69 @@ std::map<std::string, std::vector<Case>> make_cases() {
   // top_k: distinct values 0.1 apart, so a finite difference never reorders them.
   add("TopKV2", {reshape(cast(scrambled_values(12), DType::kFloat64) * 0.1, {3, 4}) + rnd({3, 4}, 0, 0.01, 190)},
       [](const V& v) { return top_k(v[0], 2).values; });
+  // TensorFlow parity (issue 14).
+  add("Conv2D", {rnd({1, 7, 6, 2}, -1, 1, 200), rnd({2, 3, 2, 2}, -1, 1, 201)},
+      [](const V& v) { return conv2d(v[0], v[1], {1, 1}, "SAME", {2, 2}); });
+  add("Conv2DBackpropInput", {rnd({2, 2, 2, 3}, -1, 1, 202), rnd({1, 2, 2, 3}, -1, 1, 203)},
+      [](const V& v) { return conv2d_backprop_input({1, 6, 5, 2}, v[0], v[1], {2, 2}, "VALID", {2, 1}); });
+  add("Conv2DBackpropFilter", {rnd({1, 6, 5, 2}, -1, 1, 204), rnd({1, 3, 3, 3}, -1, 1, 205)},
+      [](const V& v) { return conv2d_backprop_filter(v[0], {2, 2, 2, 3}, v[1], {2, 2}, "SAME", {1, 2}); });
+  add("DepthwiseConv2dNative", {rnd({2, 5, 5, 2}, -1, 1, 206), rnd({3, 3, 2, 2}, -1, 1, 207)},
+      [](const V& v) { return depthwise_conv2d(v[0], v[1], {1, 1}, "SAME"); });
+  add("DepthwiseConv2dNative", {rnd({1, 7, 6, 3}, -1, 1, 208), rnd({2, 2, 3, 1}, -1, 1, 209)},
+      [](const V& v) { return depthwise_conv2d(v[0], v[1], {2, 2}, "VALID", {2, 2}); });
+  add("DepthwiseConv2dNativeBackpropInput", {rnd({3, 3, 2, 2}, -1, 1, 210), rnd({1, 3, 3, 4}, -1, 1, 211)},
+      [](const V& v) { return depthwise_conv2d_backprop_input({1, 5, 5, 2}, v[0], v[1], {2, 2}, "SAME", {1, 2}); });
+  add("DepthwiseConv2dNativeBackpropFilter", {rnd({1, 5, 5, 2}, -1, 1, 212), rnd({1, 3, 3, 4}, -1, 1, 213)},
+      [](const V& v) { return depthwise_conv2d_backprop_filter(v[0], {3, 3, 2, 2}, v[1], {2, 2}, "SAME", {2, 1}); });
+  add("BiasAdd", {rnd({2, 3, 2}, -1, 1, 214), rnd({2}, -1, 1, 215)}, [](const V& v) { return bias_add(v[0], v[1]); });
+  add("BiasAdd", {rnd({2, 3, 2, 2}, -1, 1, 216), rnd({3}, -1, 1, 217)},
+      [](const V& v) { return bias_add(v[0], v[1], "NCHW"); });
+  add("BiasAddGrad", {rnd({2, 3, 4}, -1, 1, 218)}, [](const V& v) { return bias_add_grad(v[0]); });
+  add("BiasAddGrad", {rnd({2, 3, 2, 2}, -1, 1, 219)}, [](const V& v) { return bias_add_grad(v[0], "NCHW"); });
+  {
+    // Every output that carries a gradient: y, batch_mean and batch_variance, flattened.
+    auto all = [](const FusedBatchNormOutputs& t) {
+      return concat({reshape(t.y, {-1}), t.batch_mean, t.batch_variance}, 0);
+    };
+    add("FusedBatchNormV3", {rnd({2, 3, 2, 3}, -1, 1, 220), rnd({3}, 0.5, 1.5, 221), rnd({3}, -1, 1, 222),
+                             rnd({0}, 0, 1, 223), rnd({0}, 0, 1, 224)},
+        [=](const V& v) { return all(fused_batch_norm(v[0], v[1], v[2], v[3], v[4], 0.01)); });
+    add("FusedBatchNormV3", {rnd({2, 2, 3, 2}, -1, 1, 225), rnd({2}, 0.5, 1.5, 226), rnd({2}, -1, 1, 227),
+                             rnd({2}, -1, 1, 228), rnd({2}, 0.5, 1.5, 229)},
+        [=](const V& v) { return all(fused_batch_norm(v[0], v[1], v[2], v[3], v[4], 0.001, 0.3, "NCHW")); });
+    add("FusedBatchNormV3", {rnd({2, 2, 2, 3}, -1, 1, 230), rnd({3}, 0.5, 1.5, 231), rnd({3}, -1, 1, 232),
+                             rnd({3}, -1, 1, 233), rnd({3}, 0.5, 1.5, 234)},
+        [=](const V& v) { return all(fused_batch_norm(v[0], v[1], v[2], v[3], v[4], 0.001, 1.0, "NHWC", false)); });
+  }
+  add("LRN", {rnd({1, 2, 2, 5}, -1, 1, 235)},
+      [](const V& v) { return local_response_normalization(v[0], 2, 1.5, 0.7, 0.75); });
+  add("LRN", {rnd({2, 1, 1, 3}, -2, 2, 236)}, [](const V& v) { return local_response_normalization(v[0], 0, 1, 1, 0.5); });
+  add("MaxPool", {reshape(cast(scrambled_values(50), DType::kFloat64) * 0.1, {1, 2, 5, 5})},
+      [](const V& v) { return max_pool(v[0], {3, 3}, {2, 2}, "SAME", "NCHW"); });
+  add("AvgPool", {rnd({1, 2, 5, 4}, -1, 1, 237)},
+      [](const V& v) { return avg_pool(v[0], {1, 1, 3, 2}, {1, 1, 2, 1}, "VALID", "NCHW"); });
+  add("AvgPoolGrad", {rnd({1, 2, 3, 3}, -1, 1, 238)},
+      [](const V& v) { return avg_pool_grad({1, 2, 5, 5}, v[0], {3, 3}, {2, 2}, "SAME", "NCHW"); });
+  {
+    const Tensor x = reshape(cast(scrambled_values(50), DType::kFloat64) * 0.1, {1, 2, 5, 5});
+    const Tensor y = max_pool(x, {3, 3}, {2, 2}, "SAME", "NCHW");
+    add("MaxPoolGrad", {x, y, rnd({1, 2, 3, 3}, -1, 1, 239)},
+        [](const V& v) { return max_pool_grad(v[0], v[1], v[2], {3, 3}, {2, 2}, "SAME", "NCHW"); });
+    add("MaxPoolGradGrad", {x, y, rnd({1, 2, 5, 5}, -1, 1, 240)},
+        [](const V& v) { return max_pool_grad_grad(v[0], v[1], v[2], {3, 3}, {2, 2}, "SAME", "NCHW"); });
+  }
+  for (int flags = 0; flags < 3; ++flags) {
+    const bool align = flags == 1, half = flags == 2;
+    add("ResizeBilinear", {rnd({1, 3, 4, 2}, -1, 1, 241 + flags)},
+        [=](const V& v) { return resize_bilinear(v[0], {5, 3}, align, half); });
+    add("ResizeNearestNeighbor", {rnd({2, 3, 4, 1}, -1, 1, 244 + flags)},
+        [=](const V& v) { return resize_nearest_neighbor(v[0], {5, 3}, align, half); });
+    add("ResizeBilinearGrad", {rnd({1, 5, 3, 2}, -1, 1, 247 + flags), rnd({1, 3, 4, 2}, -1, 1, 250 + flags)},
+        [=](const V& v) { return resize_bilinear_grad(v[0], v[1], align, half); });
+    add("ResizeNearestNeighborGrad", {rnd({2, 5, 3, 1}, -1, 1, 253 + flags)},
+        [=](const V& v) { return resize_nearest_neighbor_grad(v[0], {3, 4}, align, half); });
+  }
   return c;
 }
 
