@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <set>
 #include <thread>
@@ -268,6 +269,39 @@ TEST(SessionPartitionTest, AFailedRunChangesNoVariableOnAnyDevice) {
     sess.run(bad, {{x, Tensor(std::vector<float>(4, 1.f), Shape{2, 2})}});
     EXPECT_THAT(sess.run(*v).to_vector<float>(), ElementsAre(11.f, 12.f)) << inter;
   }
+}
+
+TEST(SessionPartitionTest, AFailureBeforeASendEndsTheWaitingRecvInAParallelRun) {
+  // CPU:0's MatMul fails (x is not square) before its _Send; CPU:1's _Recv of it is waiting in
+  // the rendezvous: the abort ends it, the run throws, and the update on CPU:1 is not committed.
+  Graph g;
+  Tensor x, r, e;
+  std::optional<Variable> v;
+  {
+    auto scope = g.as_default();
+    x = placeholder(DType::kFloat32, {-1, -1}, "x");
+    Tensor m;
+    {
+      auto d = device("/device:CPU:0");
+      m = matmul(x, x);
+      e = exp(x);  // independent: the plan runs in parallel
+    }
+    auto d = device("/device:CPU:1");
+    v = Variable(Tensor(0.f), "v");
+    auto deps = control_dependencies({producer(v->assign_add(Tensor(1.f)))});
+    r = tanh(m) + tanh(x);
+  }
+  Session sess(g, two_devices(2));
+  sess.run(std::vector<Fetch>{}, {}, {g.global_variables_initializer()});
+  const Tensor bad(std::vector<float>(6, 1.f), Shape{2, 3});
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_THAT(error_of([&] { sess.run(std::vector<Fetch>{r, e}, {{x, bad}}); }), HasSubstr("[matmul]"));
+  }
+  EXPECT_FLOAT_EQ(sess.run(*v).item<float>(), 0.f);
+  const Tensor good(std::vector<float>(4, 0.5f), Shape{2, 2});
+  auto out = sess.run(std::vector<Fetch>{r, e}, {{x, good}});
+  EXPECT_FLOAT_EQ(out[0].to_vector<float>()[0], std::tanh(0.5f) + std::tanh(0.5f));
+  EXPECT_FLOAT_EQ(sess.run(*v).item<float>(), 1.f);
 }
 
 TEST(SessionPartitionTest, ATraceRecordsNoDeviceAndRunsOnAnyDeviceSet) {
