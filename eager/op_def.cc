@@ -26,6 +26,8 @@ OpRegistry& OpRegistry::global() {
     register_conv_ops(*r);
     register_pool_ops(*r);
     register_training_ops(*r);
+    register_scatter_ops(*r);
+    register_sorting_ops(*r);
     return r;
   }();
   return *registry;

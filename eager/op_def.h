@@ -93,6 +93,8 @@ void register_random_ops(OpRegistry& r);
 void register_creation_ops(OpRegistry& r);
 void register_conv_ops(OpRegistry& r);
 void register_pool_ops(OpRegistry& r);
+void register_scatter_ops(OpRegistry& r);
+void register_sorting_ops(OpRegistry& r);
 
 // The kernel of `op` for a device type and dtype (cached in op.kernel_cache). Unimplemented,
 // listing the dtypes that have kernels, when there is none. Eager execution and the graph

@@ -49,8 +49,12 @@ class Variable {
 
   // The current value (a snapshot: later assignments do not change it); in a graph, a read node.
   Tensor read(std::source_location loc = std::source_location::current()) const;
-  // Reads implicitly wherever a Tensor is expected: matmul(x, w).
-  operator Tensor() const { return read(); }
+  // Reads implicitly wherever a Tensor is expected: matmul(x, w). Note [Implicit reads]: a
+  // conversion operator cannot take the caller's line, so it reads at implicit_read_location();
+  // in a graph, that read node then takes the line of the first op that consumes it, the line
+  // the user wrote (graph/graph_context.cc).
+  operator Tensor() const { return read(implicit_read_location()); }
+  static std::source_location implicit_read_location() { return std::source_location::current(); }
 
   // Replaces the value. value must have the variable's dtype (a plain scalar adopts it) and
   // shape. Returns the new value (in a graph: the update node's symbolic output).

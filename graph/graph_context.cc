@@ -54,7 +54,20 @@ TensorRef GraphBuildingContext::input_ref(const Tensor& t, int index, const char
         absl::StrCat("[", api, "] input ", index, " is tensor '", t.name(),
                      "' of another graph; an op's inputs must come from the graph being built"),
         loc);
+  adopt_implicit_read_location(t.symbolic().node, loc);
   return TensorRef{t.symbolic().node, t.symbolic().output};
+}
+
+// Note [Implicit reads] (eager/variable.h): a read made by Variable's conversion to Tensor has
+// no user line of its own; it takes the line of the first op that consumes it.
+void GraphBuildingContext::adopt_implicit_read_location(int node_id, std::source_location loc) {
+  Node& node = graph_.state()->mutable_node(node_id);
+  const std::source_location implicit = Variable::implicit_read_location();
+  // Compared by line and function: a header's file_name() differs between translation units
+  // that reach it by different include paths.
+  if (node.op == &kReadVariableOp && node.loc.line() == implicit.line() &&
+      std::string_view(node.loc.function_name()) == implicit.function_name())
+    node.loc = loc;
 }
 
 TensorRef GraphBuildingContext::convert_concrete(const Tensor& t, std::source_location loc) {

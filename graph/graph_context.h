@@ -58,6 +58,7 @@ class GraphBuildingContext : public ExecutionContext {
   virtual int capture_variable(const Variable& variable, std::source_location loc);
 
  private:
+  void adopt_implicit_read_location(int node_id, std::source_location loc);
   int handle_node(const Variable& variable, const char* api, std::source_location loc);
 
   Graph graph_;

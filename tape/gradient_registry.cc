@@ -45,6 +45,8 @@ GradFn find_gradient(std::string_view op_type) {
     register_matmul_gradients(*r);
     register_conv_gradients(*r);
     register_pool_gradients(*r);
+    register_scatter_gradients(*r);
+    register_sorting_gradients(*r);
     return r;
   }();
   if (GradFn fn = registry->find(op_type)) return fn;

@@ -71,6 +71,8 @@ void register_scan_gradients(GradientRegistry& r);
 void register_matmul_gradients(GradientRegistry& r);
 void register_conv_gradients(GradientRegistry& r);
 void register_pool_gradients(GradientRegistry& r);
+void register_scatter_gradients(GradientRegistry& r);
+void register_sorting_gradients(GradientRegistry& r);
 
 // Sums grad over the axes that broadcasting added or stretched, so it has `shape` again.
 Tensor unbroadcast(const Tensor& grad, const Shape& shape);

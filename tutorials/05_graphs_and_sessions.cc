@@ -485,6 +485,32 @@ int main() {
               << "\n";
   }
 
+  // ---------------------------------------------------------------------------------------
+  section("14. Where each node came from");
+  {
+    // Every node remembers the line of user code that created it (errors and Graph::to_string
+    // print it), including the reads, initializers and assignments a Variable adds for you.
+    const std::string this_file = "05_graphs_and_sessions.cc";
+    int total = 0;
+    std::vector<std::string> elsewhere;
+    for (const Graph* graph : {&g, &g_1, &g_2}) {
+      for (const Operation& op : graph->get_operations()) {
+        ++total;
+        const std::string file = op.location().file_name();
+        if (file.size() < this_file.size() || file.compare(file.size() - this_file.size(), std::string::npos, this_file) != 0)
+          elsewhere.push_back(op.name() + " (" + file + ":" + std::to_string(op.location().line()) + ")");
+      }
+    }
+    const Operation c1 = g.get_operation_by_name("c_1");
+    std::cout << "c_1 was created at " << this_file << ":" << c1.location().line() << "\n";
+    if (elsewhere.empty()) {
+      std::cout << "all " << total << " nodes of the three graphs were created by lines of " << this_file << "\n";
+    } else {
+      std::cout << elsewhere.size() << " of " << total << " nodes were created elsewhere:\n";
+      for (const std::string& e : elsewhere) std::cout << "  " << e << "\n";
+    }
+  }
+
   std::cout << "\ntutorial complete\n";
   return 0;
 }

@@ -338,6 +338,8 @@ std::string index_name(const Shape& shape, int64_t flat) {
   return absl::StrCat("indices[", absl::StrJoin(idx, ","), "]");
 }
 
+// params viewed as [batch, outer, n, inner] (batch: the batch_dims leading dims), indices as
+// [batch, m]; the output is [batch, outer, m, inner].
 template <typename U, typename Index>
 absl::Status gather_impl(KernelContext& ctx) {
   const DeviceTensor& params = ctx.input(0);
@@ -346,12 +348,18 @@ absl::Status gather_impl(KernelContext& ctx) {
   const int rank = params.shape.rank();
   const int64_t axis_attr = ctx.attrs.get<int64_t>("axis");
   const int axis = static_cast<int>(axis_attr < 0 ? axis_attr + rank : axis_attr);
+  int64_t bd = ctx.attrs.get_or<int64_t>("batch_dims", 0);
+  if (bd < 0) bd += indices.shape.rank();
+  if (bd < 0 || bd > axis || bd > indices.shape.rank())  // validated again: a kernel never trusts attrs
+    return absl::InvalidArgumentError(absl::StrCat("invalid batch_dims ", ctx.attrs.get_or<int64_t>("batch_dims", 0)));
+  const int b = static_cast<int>(bd);
   const Dims pd = dims_of(params.shape);
-  const int64_t outer = product(pd, 0, axis), n = pd[axis], inner = product(pd, axis + 1);
-  const int64_t m = indices.num_elements();
+  const int64_t outer = product(pd, b, axis), n = pd[axis], inner = product(pd, axis + 1);
+  const int64_t m = product(dims_of(indices.shape), b);
+  const int64_t total = indices.num_elements();
   const Index* ind = indices.data<Index>();
   // Validate every index before writing anything (the kernel never reads out of bounds).
-  for (int64_t i = 0; i < m; ++i) {
+  for (int64_t i = 0; i < total; ++i) {
     const int64_t v = static_cast<int64_t>(ind[i]);
     if (v < 0 || v >= n)
       return absl::InvalidArgumentError(
@@ -360,22 +368,23 @@ absl::Status gather_impl(KernelContext& ctx) {
   if (y.num_elements() == 0) return absl::OkStatus();
   const U* src = params.data<U>();
   U* dst = y.data<U>();
-  parallel_for(outer * m, inner, [&](int64_t begin, int64_t end) {
-    int64_t i = begin % m;
-    const U* block = src + begin / m * n * inner;  // params[o]
+  parallel_for(y.num_elements() / inner, inner, [&](int64_t begin, int64_t end) {
+    int64_t bo = begin / m, i = begin % m;  // bo: the [batch, outer] block, i: the index within it
     for (int64_t t = begin; t < end;) {
-      // A run of indices within one params[o] block: a tight loop for scalar slices.
+      // A run of indices within one params[bo] block: a tight loop for scalar slices.
+      const U* block = src + bo * n * inner;
+      const Index* row = ind + bo / outer * m;
       const int64_t run = std::min(m - i, end - t);
       if (inner == 1) {
-        for (int64_t j = 0; j < run; ++j) dst[t + j] = block[ind[i + j]];
+        for (int64_t j = 0; j < run; ++j) dst[t + j] = block[row[i + j]];
       } else {
         for (int64_t j = 0; j < run; ++j)
-          std::memcpy(dst + (t + j) * inner, block + static_cast<int64_t>(ind[i + j]) * inner,
+          std::memcpy(dst + (t + j) * inner, block + static_cast<int64_t>(row[i + j]) * inner,
                       static_cast<size_t>(inner) * sizeof(U));
       }
       t += run;
       i = 0;
-      block += n * inner;
+      ++bo;
     }
   });
   return absl::OkStatus();

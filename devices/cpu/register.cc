@@ -21,6 +21,8 @@ void register_cpu_kernels(KernelRegistry& r) {
   cpu::register_conv_kernels(r);
   cpu::register_pool_kernels(r);
   cpu::register_training_kernels(r);
+  cpu::register_scatter_kernels(r);
+  cpu::register_sorting_kernels(r);
 }
 
 }  // namespace tapeflow

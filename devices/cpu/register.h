@@ -20,5 +20,7 @@ void register_random_kernels(KernelRegistry& r);
 void register_creation_kernels(KernelRegistry& r);
 void register_conv_kernels(KernelRegistry& r);
 void register_pool_kernels(KernelRegistry& r);
+void register_scatter_kernels(KernelRegistry& r);
+void register_sorting_kernels(KernelRegistry& r);
 }  // namespace cpu
 }  // namespace tapeflow

@@ -229,9 +229,27 @@ absl::StatusOr<OutputSpecs> gather_shape(const InferenceContext& ctx) {
   const TensorSpec& indices = ctx.inputs[1];
   TF_RETURN_IF_ERROR(check_dtype_in(ctx, 1, "indices", {DType::kInt32, DType::kInt64}));
   TF_ASSIGN_OR_RETURN(int axis, axis_of(ctx, ctx.attrs.get<int64_t>("axis"), params.shape.rank(), "params"));
+  // TensorFlow's batch_dims checks, in its order and words (GatherV2's kernel).
+  int64_t batch_dims = ctx.attrs.get_or<int64_t>("batch_dims", 0);
+  const int idx_rank = indices.shape.rank();
+  if (batch_dims < -idx_rank || batch_dims > idx_rank)
+    return invalid(ctx, "expected batch_dims in the range [", -idx_rank, ", ", idx_rank, "], but got ", batch_dims);
+  if (batch_dims < 0) batch_dims += idx_rank;
+  if (batch_dims != 0 && batch_dims >= params.shape.rank())
+    return invalid(ctx, "batch_dims (", batch_dims, ") must be less than rank(params) (", params.shape.rank(), ")");
+  if (batch_dims > axis)
+    return invalid(ctx, "batch_dims (", batch_dims, ") must be less than or equal to axis (", axis, ")");
+  for (int i = 0; i < batch_dims; ++i) {
+    const int64_t p = params.shape.dim(i), q = indices.shape.dim(i);
+    if (p >= 0 && q >= 0 && p != q)
+      return invalid(ctx, "params.shape[", i, "]: ", p, " should be equal to indices.shape[", i, "]: ", q);
+  }
   Shape out;
-  for (int i = 0; i < axis; ++i) out.push_back(params.shape.dim(i));
-  for (int64_t d : indices.shape.dims()) out.push_back(d);
+  for (int i = 0; i < axis; ++i) {
+    const int64_t d = params.shape.dim(i);
+    out.push_back(i < batch_dims && d < 0 ? indices.shape.dim(i) : d);  // a batch dim known on one side
+  }
+  for (int i = static_cast<int>(batch_dims); i < idx_rank; ++i) out.push_back(indices.shape.dim(i));
   for (int i = axis + 1; i < params.shape.rank(); ++i) out.push_back(params.shape.dim(i));
   return single_output(params.dtype, std::move(out));
 }
@@ -373,7 +391,7 @@ OpDef kStridedSlice{.type = "StridedSlice", .api_name = "strided_slice", .num_in
                     .infer = strided_slice_shape,
     .tf_form = "T=in0 begin@ints end@ints strides@ints Index=int32 begin_mask:int=0 end_mask:int=0 ellipsis_mask:int=0 new_axis_mask:int=0 shrink_axis_mask:int=0"};
 OpDef kGather{.type = "GatherV2", .api_name = "gather", .num_inputs = 2, .infer = gather_shape,
-    .tf_form = "Tparams=in0 Tindices=in1 axis@int Taxis=int32 batch_dims=0"};
+    .tf_form = "Tparams=in0 Tindices=in1 axis@int Taxis=int32 batch_dims:int=0"};
 // Keyed on the output dtype: the indices' dtype is dispatched inside the kernel.
 OpDef kOneHot{.type = "OneHot", .api_name = "one_hot", .num_inputs = 1, .infer = one_hot_shape,
               .kernel_dtype_input = -1, .differentiable = false,
@@ -571,9 +589,9 @@ Tensor strided_slice(const Tensor& x, std::vector<int64_t> begin, std::vector<in
               loc);
 }
 
-Tensor gather(const Tensor& params, const Tensor& indices, int64_t axis, std::source_location loc) {
+Tensor gather(const Tensor& params, const Tensor& indices, int64_t axis, int64_t batch_dims, std::source_location loc) {
   const Tensor inputs[2] = {params, indices};
-  return execute_single(kGather, inputs, AttrMap{{"axis", axis}}, loc);
+  return execute_single(kGather, inputs, AttrMap{{"axis", axis}, {"batch_dims", batch_dims}}, loc);
 }
 
 Tensor one_hot(const Tensor& indices, int64_t depth, double on_value, double off_value, int64_t axis, DType dtype,

@@ -84,7 +84,11 @@ Tensor strided_slice(const Tensor& x, std::vector<int64_t> begin, std::vector<in
 // Takes params' slices along `axis` at `indices` (int32 or int64, any shape): the output shape
 // is params.shape[:axis] + indices.shape + params.shape[axis+1:]. An index outside
 // [0, params.shape[axis]) is an InvalidArgumentError.
-Tensor gather(const Tensor& params, const Tensor& indices, int64_t axis = 0, TF_SL);
+// batch_dims (TensorFlow's): the first batch_dims dims of params and indices are batch dims,
+// equal in both, and batch b gathers from params[b] with indices[b]; the output shape is then
+// params.shape[:axis] + indices.shape[batch_dims:] + params.shape[axis+1:]. A negative
+// batch_dims counts from indices' rank; it must be <= axis (after both are made non-negative).
+Tensor gather(const Tensor& params, const Tensor& indices, int64_t axis = 0, int64_t batch_dims = 0, TF_SL);
 // A new dim of size `depth` at `axis` (-1: last) holding on_value where the dim's position equals
 // the index and off_value elsewhere; indices (uint8, int32 or int64) outside [0, depth) give
 // all-off rows, as in TensorFlow.

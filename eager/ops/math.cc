@@ -89,16 +89,19 @@ TF_MATH_OP(kCos, "Cos", "cos", 1, floating_shape, true)
 TF_MATH_OP(kTan, "Tan", "tan", 1, floating_shape, true)
 TF_MATH_OP(kErf, "Erf", "erf", 1, floating_shape, true)
 TF_MATH_OP(kErfc, "Erfc", "erfc", 1, floating_shape, true)
-TF_MATH_OP(kCeil, "Ceil", "ceil", 1, floating_shape, true)
-TF_MATH_OP(kRound, "Round", "round", 1, round_shape, true)
-TF_MATH_OP(kRint, "Rint", "rint", 1, floating_shape, true)
+// Piecewise constant: TensorFlow's gradients of Ceil, Round and Rint (and Floor) are None, so a
+// path through them carries no gradient (Note [Non-differentiable paths] in the tape).
+TF_MATH_OP(kCeil, "Ceil", "ceil", 1, floating_shape, false)
+TF_MATH_OP(kRound, "Round", "round", 1, round_shape, false)
+TF_MATH_OP(kRint, "Rint", "rint", 1, floating_shape, false)
 TF_MATH_OP(kIsNan, "IsNan", "is_nan", 1, predicate_shape, false)
 TF_MATH_OP(kIsInf, "IsInf", "is_inf", 1, predicate_shape, false)
 TF_MATH_OP(kIsFinite, "IsFinite", "is_finite", 1, predicate_shape, false)
 TF_MATH_OP(kSquaredDifference, "SquaredDifference", "squared_difference", 2, signed_binary_shape, true)
 TF_MATH_OP(kDivNoNan, "DivNoNan", "div_no_nan", 2, floating_binary_shape, true)
 TF_MATH_OP(kTruncateDiv, "TruncateDiv", "truncate_div", 2, integer_binary_shape, false)
-// TensorFlow registers no gradient for TruncateMod.
+// TensorFlow registers no gradient for TruncateMod (math_grad.py has FloorMod's, TruncateDiv's
+// None, and nothing for TruncateMod): here it is non-differentiable, a path through it has none.
 TF_MATH_OP(kTruncateMod, "TruncateMod", "truncate_mod", 2, signed_binary_shape, false)
 TF_MATH_OP(kClipByValue, "ClipByValue", "clip_by_value", 3, clip_shape, true)
 #undef TF_MATH_OP

@@ -39,7 +39,7 @@ TF_UNARY_OP(kLog, "Log", "log", floating_shape, true)
 TF_UNARY_OP(kLog1p, "Log1p", "log1p", floating_shape, true)
 TF_UNARY_OP(kTanh, "Tanh", "tanh", floating_shape, true)
 TF_UNARY_OP(kSigmoid, "Sigmoid", "sigmoid", floating_shape, true)
-TF_UNARY_OP(kFloor, "Floor", "floor", floating_shape, true)
+TF_UNARY_OP(kFloor, "Floor", "floor", floating_shape, false)  // TF: None, as Ceil
 TF_UNARY_OP_NO_T(kLogicalNot, "LogicalNot", "logical_not", bool_shape, false)
 #undef TF_UNARY_OP
 #undef TF_UNARY_OP_NO_T

@@ -4,6 +4,7 @@
 #include "eager/context.h"
 #include "eager/ops/array.h"
 #include "eager/ops/binary.h"
+#include "eager/ops/cast.h"
 #include "eager/ops/creation.h"
 #include "eager/ops/reduction.h"
 #include "eager/ops/segment.h"
@@ -58,6 +59,40 @@ Grads strided_slice_grad(const GradInputs& op, Span g) {
   return {reshape(flat, x.shape().as_vector())};
 }
 
+// Gather with batch_dims b > 0: g is params[:b] + params[b:axis] + indices[b:] + params[axis+1:].
+// Batch i's indices are offset by i * n, so one scatter-add over [batch * n] rows serves all
+// batches; then the [batch, n] rows are reshaped and moved back in place.
+Grads batched_gather_grad(const Tensor& params, const Tensor& indices, int axis, int b, const Tensor& g) {
+  const Shape& ps = params.shape();
+  const int rank = ps.rank(), idx_rank = indices.rank(), no = axis - b, ni = idx_rank - b;
+  int64_t batch = 1, m = 1;
+  for (int i = 0; i < b; ++i) batch *= ps.dim(i);
+  for (int i = b; i < idx_rank; ++i) m *= indices.shape().dim(i);
+  const int64_t n = ps.dim(axis);
+  if (batch * m == 0 || n == 0) return {zeros_like(params), Tensor()};
+  // B + I + O + R, then [batch * m] + O + R rows.
+  Ints perm, rows = {batch * m};
+  for (int i = 0; i < b; ++i) perm.push_back(i);
+  for (int i = 0; i < ni; ++i) perm.push_back(b + no + i);
+  for (int i = 0; i < no; ++i) perm.push_back(b + i);
+  for (int i = b + no + ni; i < g.rank(); ++i) perm.push_back(i);
+  for (int i = b; i < rank; ++i) if (i != axis) rows.push_back(ps.dim(i));
+  const Tensor moved = reshape(transpose(g, perm), rows);
+  const Tensor ids = cast(reshape(indices, {batch, m}), DType::kInt64) +
+                     reshape(range<int64_t>(0, batch * n, n), {batch, 1});
+  const Tensor summed = unsorted_segment_sum(moved, reshape(ids, {batch * m}), batch * n);
+  // [batch * n] + O + R -> B + [n] + O + R -> B + O + [n] + R.
+  Ints split, back;
+  for (int i = 0; i < b; ++i) split.push_back(ps.dim(i));
+  split.push_back(n);
+  for (int i = b; i < rank; ++i) if (i != axis) split.push_back(ps.dim(i));
+  for (int i = 0; i < b; ++i) back.push_back(i);
+  for (int i = 0; i < no; ++i) back.push_back(b + 1 + i);
+  back.push_back(b);
+  for (int i = axis + 1; i < rank; ++i) back.push_back(i);
+  return {transpose(reshape(summed, split), back), Tensor()};
+}
+
 // Gather along `axis`: move the axis to the front, scatter-add rows, move it back.
 Grads gather_grad(const GradInputs& op, Span g) {
   const Tensor& params = op.inputs[0];
@@ -65,6 +100,9 @@ Grads gather_grad(const GradInputs& op, Span g) {
   const int rank = params.rank();
   int64_t axis = op.attrs.get<int64_t>("axis");
   if (axis < 0) axis += rank;
+  int64_t batch_dims = op.attrs.get_or<int64_t>("batch_dims", 0);
+  if (batch_dims < 0) batch_dims += indices.rank();
+  if (batch_dims > 0) return batched_gather_grad(params, indices, static_cast<int>(axis), static_cast<int>(batch_dims), g[0]);
   const int64_t num_indices = indices.num_elements();
   const int batch = static_cast<int>(axis), idx_rank = indices.rank();
   // g has shape params[:axis] + indices.shape + params[axis+1:]; bring the index dims first.

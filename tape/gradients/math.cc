@@ -27,8 +27,6 @@ Grads tan_grad(const GradInputs& op, Span g) { return {g[0] * square(reciprocal(
 Tensor erf_slope(const Tensor& x) { return 2 * std::numbers::inv_sqrtpi * exp(neg(square(x))); }
 Grads erf_grad(const GradInputs& op, Span g) { return {g[0] * erf_slope(op.inputs[0])}; }
 Grads erfc_grad(const GradInputs& op, Span g) { return {neg(g[0]) * erf_slope(op.inputs[0])}; }
-// Piecewise constant: zero almost everywhere (as Floor's gradient here).
-Grads zero_grad(const GradInputs& op, Span) { return {zeros_like(op.inputs[0])}; }
 
 // Each input's gradient, summed back over broadcast axes, computed only where the tape needs it.
 template <typename Fx, typename Fy>
@@ -73,9 +71,6 @@ void register_math_gradients(GradientRegistry& r) {
   r.add("Tan", tan_grad);
   r.add("Erf", erf_grad);
   r.add("Erfc", erfc_grad);
-  r.add("Ceil", zero_grad);
-  r.add("Round", zero_grad);
-  r.add("Rint", zero_grad);
   r.add("SquaredDifference", squared_difference_grad);
   r.add("DivNoNan", div_no_nan_grad);
   r.add("AddN", add_n_grad);

@@ -28,7 +28,6 @@ void register_unary_gradients(GradientRegistry& r) {
   r.add("Neg", neg_grad);
   r.add("Abs", abs_grad);
   r.add("Sign", zero_grad);
-  r.add("Floor", zero_grad);
   r.add("Square", square_grad);
   r.add("Sqrt", sqrt_grad);
   r.add("Rsqrt", rsqrt_grad);

@@ -205,3 +205,30 @@ TEST(MathTest, TracedFunctionsUseTheOps) {
 
 }  // namespace
 }  // namespace tapeflow
+
+namespace tapeflow {
+namespace {
+
+// TensorFlow's gradients of Floor, Ceil, Round and Rint are None (math_grad.py), and it registers
+// none for TruncateMod: a path through them carries no gradient, one beside them still does.
+TEST(MathTest, RoundingOpsCarryNoGradientAsInTensorFlow) {
+  const Tensor x = {0.3, 1.6, -2.2};
+  GradientTape tape(/*persistent=*/true);
+  tape.watch(x);
+  using Rounding = Tensor (*)(const Tensor&, std::source_location);
+  for (Rounding f : {Rounding(floor), Rounding(ceil), Rounding(round), Rounding(rint)}) {
+    const Tensor y = reduce_sum(f(x, std::source_location::current()) * 2.0);
+    EXPECT_FALSE(tape.gradient(y, x).defined());
+    EXPECT_THAT(tape.gradient(y, x, Tensor(), Unconnected::kZero).to_vector<double>(), ElementsAre(0.0, 0.0, 0.0));
+  }
+  EXPECT_FALSE(tape.gradient(reduce_sum(truncate_mod(x, 0.7)), x).defined());
+  // x - floor(x): only the first path has a gradient.
+  EXPECT_THAT(tape.gradient(reduce_sum(x - floor(x)), x).to_vector<double>(), ElementsAre(1.0, 1.0, 1.0));
+  for (const char* type : {"Floor", "Ceil", "Round", "Rint", "TruncateMod"}) {
+    ASSERT_NE(find_any_op(type), nullptr) << type;
+    EXPECT_FALSE(find_any_op(type)->differentiable) << type;
+  }
+}
+
+}  // namespace
+}  // namespace tapeflow

@@ -213,5 +213,25 @@ TEST(GraphTest, GraphVariableUsedEagerlyIsAFailedPrecondition) {
   }
 }
 
+// Note [Implicit reads]: a Variable passed where a Tensor is expected is read by a conversion
+// operator, which cannot know the caller's line; the read node takes its consumer's line.
+TEST(GraphTest, AnImplicitVariableReadTakesTheLineOfTheOpThatUsesIt) {
+  Graph g;
+  auto scope = g.as_default();
+  Variable w(Tensor{{1.f, 2.f}, {3.f, 4.f}}, "w");
+  Tensor x = placeholder(DType::kFloat32, {-1, 2}, "x");
+  const int line = __LINE__ + 1;
+  Tensor y = matmul(x, w);  // matmul takes Tensors: w converts to one
+  const Operation read = g.get_operation_by_name("ReadVariableOp");
+  EXPECT_EQ(read.type(), "ReadVariableOp");
+  EXPECT_EQ(static_cast<int>(read.location().line()), line);
+  EXPECT_THAT(read.location().file_name(), HasSubstr("graph_test.cc"));
+  // An explicit read keeps its own line, even when a later op uses it.
+  const int explicit_line = __LINE__ + 1;
+  Tensor r = w.read();
+  Tensor z = r * 2.f;
+  EXPECT_EQ(static_cast<int>(producer(r).location().line()), explicit_line);
+}
+
 }  // namespace
 }  // namespace tapeflow

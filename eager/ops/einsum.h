@@ -1,0 +1,36 @@
+// einsum: Einstein summation over one or two operands, as tf.einsum for equations without
+// ellipsis or repeated labels within one operand.
+//
+//   einsum("ij,jk->ik", a, b);     // matmul
+//   einsum("bij,bjk->bik", a, b);  // batch matmul
+//   einsum("ij->ji", a);           // transpose
+//   einsum("i,j->ij", u, v);       // outer product
+//   einsum("i,i->", u, v);         // dot product
+//   einsum("ij->", a);             // sum of all elements
+//   einsum("ij,jk", a, b);         // implicit output: labels seen once, alphabetical ("ik")
+//
+// Note [einsum is a composite]: einsum has no OpDef and no kernel. The equation is read at
+// call time and turned into primitives: reduce_sum for labels of one operand that appear
+// nowhere else, transpose and reshape to [batch, free, contracted] blocks, matmul, reshape and
+// transpose to the output order. So its gradient comes from those primitives, it traces into
+// a graph unchanged, and a GraphDef shows Sum / Transpose / Reshape / MatMul nodes, not Einsum.
+//
+// Labels are ASCII letters. A bad equation (wrong operand count, a label of the output that no
+// operand has, a repeated output label, a label repeated within one operand, "...", sizes of
+// one label that differ) is an InvalidArgumentError starting "[einsum]" that says which.
+// Operand dtypes are those of matmul (float32, float64, int32, int64).
+#pragma once
+
+#include <source_location>
+#include <string_view>
+
+#include "eager/tensor.h"
+
+namespace tapeflow {
+
+Tensor einsum(std::string_view equation, const Tensor& a,
+              std::source_location loc = std::source_location::current());
+Tensor einsum(std::string_view equation, const Tensor& a, const Tensor& b,
+              std::source_location loc = std::source_location::current());
+
+}  // namespace tapeflow
