@@ -46,6 +46,7 @@
 #include "eager/ops/resize.h"
 #include "eager/tensor.h"
 #include "eager/variable.h"
+#include "graph/device_functions.h"
 #include "graph/dot.h"
 #include "graph/function.h"
 #include "graph/gradients.h"

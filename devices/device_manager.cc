@@ -3,6 +3,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "devices/cpu/cpu_device.h"
+#include "devices/cpu/intra_op_pool.h"
+#include "devices/cpu/thread_pool.h"
 #if TAPEFLOW_WITH_CUDA
 #include "devices/cuda/cuda_device.h"
 #endif
@@ -29,6 +31,7 @@ DeviceManager& DeviceManager::global() {
 
 DeviceManager::DeviceManager() {
   cpus_.push_back(std::make_unique<CpuDevice>(local_spec("CPU", 0), 0));
+  cpu_pools_.push_back(nullptr);
 #if TAPEFLOW_WITH_CUDA
   const int gpus = cuda_device_count();
   for (int i = 0; i < gpus; ++i) gpus_.push_back(make_cuda_device(local_spec("GPU", i), i));
@@ -40,7 +43,15 @@ void DeviceManager::set_num_cpu_devices(int n) {
   while (static_cast<int>(cpus_.size()) < n) {
     const int i = static_cast<int>(cpus_.size());
     cpus_.push_back(std::make_unique<CpuDevice>(local_spec("CPU", i), i));
+    cpu_pools_.push_back(make_intra_op_pool(intra_op_threads()));
   }
+}
+
+IntraOpPool* DeviceManager::intra_op_pool(const Device* device) const {
+  if (device == nullptr || device->type() != DeviceType::kCPU) return nullptr;
+  std::lock_guard<std::mutex> lock(mu_);
+  const int i = device->index();
+  return i >= 0 && i < static_cast<int>(cpu_pools_.size()) ? cpu_pools_[i].get() : nullptr;
 }
 
 int DeviceManager::num_devices(DeviceType type) const {

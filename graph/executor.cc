@@ -13,7 +13,10 @@
 #include "eager/check_numerics.h"
 #include "eager/context.h"
 #include "eager/ops/binary.h"
+#include "devices/cpu/intra_op_pool.h"
 #include "graph/graph_ops.h"
+#include "graph/placer.h"
+#include "graph/rendezvous.h"
 
 namespace tapeflow {
 
@@ -41,30 +44,12 @@ PlanStep::Kind kind_of(const Node& node) {
   return op->forward_input >= 0 ? K::kView : K::kKernel;
 }
 
-// Note [Placement]: a node's requested device if this process has it; otherwise, with soft
-// placement, a local device of the requested type, else CPU:0; otherwise an error that names
-// the node and the devices there are.
-Device* place(const Node& node, const SessionOptions& options) {
-  if (node.requested_device.empty()) return DeviceManager::global().cpu(0);
-  absl::StatusOr<Device*> found = DeviceManager::global().find(node.requested_device);
-  if (found.ok()) return *found;
-  if (options.allow_soft_placement) {
-    DeviceSpec local;
-    local.device_type = node.requested_device.device_type;
-    absl::StatusOr<Device*> same_type = DeviceManager::global().find(local);
-    return same_type.ok() ? *same_type : DeviceManager::global().cpu(0);
-  }
-  throw_node_error(node, absl::InvalidArgumentError(absl::StrCat(
-                             "Cannot assign a device for operation '", node.name, "': ", found.status().message(),
-                             " (SessionOptions::allow_soft_placement places it on an available device)")));
-}
-
 }  // namespace
 
 // ---- compile ----
 
 std::unique_ptr<Plan> Plan::compile(const Graph& graph, const Request& request, const SessionOptions& options,
-                                    std::source_location loc) {
+                                    std::source_location loc, const std::vector<Device*>* devices) {
   auto plan = std::make_unique<Plan>();
   plan->graph_ = graph;
   const std::vector<const Node*> nodes = graph.state()->snapshot();
@@ -108,27 +93,44 @@ std::unique_ptr<Plan> Plan::compile(const Graph& graph, const Request& request, 
         loc);
   }
 
-  // Slots: each needed node's outputs, then each feed.
+  // Placement (graph/placer.h): throws, before anything runs, when a node has no device.
+  const std::vector<Device*> own_devices = devices ? std::vector<Device*>{} : session_devices(options);
+  const std::vector<Device*>& device_list = devices ? *devices : own_devices;
+  const std::vector<Device*> placed = place_nodes(nodes, needed, device_list, options.allow_soft_placement);
+  if (options.log_device_placement) {
+    std::string log;
+    for (int id = 0; id < n; ++id)
+      if (placed[id]) absl::StrAppend(&log, placement_log_line(*nodes[id], *placed[id]), "\n");
+    std::cerr << log;
+  }
+  auto lane_of = [&](const Device* d) {
+    return static_cast<int>(std::find(device_list.begin(), device_list.end(), d) - device_list.begin());
+  };
+
+  // Slots: each needed node's outputs, then each feed (then each _Recv's, as they are made).
   std::vector<int> first_slot(static_cast<size_t>(n), -1);
   int slots = 0;
   for (int id = 0; id < n; ++id)
     if (needed[id]) { first_slot[id] = slots; slots += static_cast<int>(nodes[id]->outputs.size()); }
   plan->feed_slots_.resize(request.feeds.size());
   for (size_t i = 0; i < request.feeds.size(); ++i) plan->feed_slots_[i] = slots++;
-  plan->num_slots_ = slots;
   auto slot_of = [&](const TensorRef& r) {
     auto it = fed.find(r);
     return it != fed.end() ? plan->feed_slots_[it->second] : first_slot[r.node] + r.index;
   };
 
   std::vector<int> step_of(static_cast<size_t>(n), -1);
+  absl::flat_hash_map<std::pair<int, const Device*>, int> recv_slot;  // (slot, device) -> its _Recv's slot
   for (int id = 0; id < n; ++id) {
     if (!needed[id]) continue;
     const Node& node = *nodes[id];
     PlanStep step;
     step.node = &node;
     step.kind = kind_of(node);
-    step.device = place(node, options);
+    step.device = placed[id];
+    step.lane = lane_of(step.device);
+    step.intra_pool = DeviceManager::global().intra_op_pool(step.device);
+    plan->device_pools_ |= step.intra_pool != nullptr;
     step.first_output = first_slot[id];
     step.num_outputs = static_cast<int>(node.outputs.size());
     step.static_shapes = true;
@@ -145,28 +147,33 @@ std::unique_ptr<Plan> Plan::compile(const Graph& graph, const Request& request, 
         const TensorRef& in = node.inputs[i];
         if (fed.contains(in) || step_of[in.node] < 0) continue;
         const PlanStep& src = plan->steps_[step_of[in.node]];
-        if (src.kind == PlanStep::Kind::kConst && src.node->value.device() == step.device) {
+        if (src.kind == PlanStep::Kind::kConst && src.device == step.device && src.node->value.device() == step.device) {
           step.direct_inputs[i] = &src.node->value.device_tensor();
           step.inputs[i] = -1;
         }
       }
-      const DType key = node.op->kernel_dtype_input >= 0
-                            ? nodes[node.inputs[node.op->kernel_dtype_input].node]
-                                  ->outputs[node.inputs[node.op->kernel_dtype_input].index].dtype
-                            : node.outputs[0].dtype;
-      absl::StatusOr<KernelFn> fn = resolve_kernel(*node.op, step.device->type(), key);
-      if (!fn.ok() && options.allow_soft_placement && step.device->type() != DeviceType::kCPU) {
-        step.device = DeviceManager::global().cpu(0);
-        fn = resolve_kernel(*node.op, step.device->type(), key);
-      }
+      // The placer chose a device with a kernel (rule 3).
+      absl::StatusOr<KernelFn> fn = resolve_kernel(*node.op, step.device->type(), kernel_dtype(node, nodes));
       if (!fn.ok()) throw_node_error(node, with_op_prefix(fn.status(), node.op->api_name));
       step.kernel = *fn;
       step.random = node.op->stateful && node.attrs.has("seed2");
       step.reuse_input = node.op->elementwise;
     }
+    // Note [Partitions]: an input made on another device comes through a _Send/_Recv pair.
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const TensorRef& in = node.inputs[i];
+      if (step.inputs[i] < 0 || fed.contains(in) || placed[in.node] == step.device) continue;
+      const std::pair<int, const Device*> key{step.inputs[i], step.device};
+      auto it = recv_slot.find(key);
+      if (it == recv_slot.end())
+        it = recv_slot.emplace(key, plan->add_transfer(in, step_of[in.node], step.device, step.lane, step.inputs[i], slots))
+                 .first;
+      step.inputs[i] = it->second;
+    }
     step_of[id] = static_cast<int>(plan->steps_.size());
     plan->steps_.push_back(std::move(step));
   }
+  plan->num_slots_ = slots;
 
   // Fetches; fetched and fed slots are never released or written into.
   plan->slot_pinned_.assign(static_cast<size_t>(slots), false);
@@ -198,7 +205,7 @@ std::unique_ptr<Plan> Plan::compile(const Graph& graph, const Request& request, 
         plan->direct_consts_.emplace_back(step.node, step.device);
         continue;
       }
-      step_of[step.node->id] = static_cast<int>(kept.size());
+      if (step.node->id >= 0) step_of[step.node->id] = static_cast<int>(kept.size());
       kept.push_back(std::move(step));
     }
     plan->steps_ = std::move(kept);
@@ -217,15 +224,19 @@ std::unique_ptr<Plan> Plan::compile(const Graph& graph, const Request& request, 
   std::vector<int> level(plan->steps_.size(), 0);
   std::vector<int> kernels_per_level(plan->steps_.size() + 1, 0);  // a level is below the step count
   int widest = 0;
+  std::vector<int> slot_producer(static_cast<size_t>(slots), -1);
+  for (int i = 0; i < static_cast<int>(plan->steps_.size()); ++i)
+    for (int o = 0; o < plan->steps_[i].num_outputs; ++o) slot_producer[plan->steps_[i].first_output + o] = i;
   for (int i = 0; i < static_cast<int>(plan->steps_.size()); ++i) {
     PlanStep& step = plan->steps_[i];
     // A fused member reads its inputs when its chain runs, at the chain's last step.
     const int reads_at = step.fused_into >= 0 ? step.fused_into : i;
     for (int s : step.inputs)
       if (s >= 0) { last_use[s] = std::max(last_use[s], reads_at); ++plan->slot_uses_[s]; }
+    // Predecessors: the producers of the slots it reads (a _Recv has none: it waits for its
+    // _Send in the rendezvous) and its control inputs.
     std::vector<int> preds;
-    for (const TensorRef& in : step.node->inputs)
-      if (!fed.contains(in) && step_of[in.node] >= 0) preds.push_back(step_of[in.node]);
+    for (int s : step.inputs) if (s >= 0 && slot_producer[s] >= 0) preds.push_back(slot_producer[s]);
     for (int c : step.node->control_inputs) if (step_of[c] >= 0) preds.push_back(step_of[c]);
     std::sort(preds.begin(), preds.end());
     preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
@@ -240,19 +251,13 @@ std::unique_ptr<Plan> Plan::compile(const Graph& graph, const Request& request, 
   for (int s = 0; s < slots; ++s)
     if (last_use[s] >= 0 && !plan->slot_pinned_[s]) plan->steps_[last_use[s]].release.push_back(s);
   plan->parallel_ = options.inter_op_parallelism_threads != 1 && widest >= 2;
-
-  if (options.log_device_placement) {
-    for (const auto& [node, device] : plan->direct_consts_)
-      std::cerr << node->name << ": (" << node->op->type << "): " << device->name() << "\n";
-    for (const PlanStep& step : plan->steps_)
-      std::cerr << step.node->name << ": (" << step.node->op->type << "): " << step.device->name() << "\n";
-  }
   return plan;
 }
 
 struct Plan::RunContext {
   const std::vector<Tensor>* feeds;
   SessionState* state;
+  std::unique_ptr<Rendezvous> rendezvous;  // Note [Partitions]: only when the plan has transfers
   std::vector<DeviceTensor> slots;
   std::unique_ptr<std::atomic<int>[]> uses_left;  // parallel mode
   std::mutex overlay_mu;
@@ -501,8 +506,21 @@ Tensor read_variable_value(const Variable& v, SessionState& state,
 
 }  // namespace
 
+namespace {
+// The tensor a _Recv got, on the _Recv's device.
+void store_received(const PlanStep& step, const absl::Status& status, const DeviceTensor& value, DeviceTensor& slot) {
+  if (!status.ok()) throw_node_error(*step.node, status);
+  auto copy = DeviceManager::global().copy_to(value, step.device);
+  if (!copy.ok()) throw_node_error(*step.node, copy.status());
+  slot = *std::move(copy);
+}
+}  // namespace
+
 void Plan::run_step(const PlanStep& step, RunContext& rc) const {
   if (step.fused_away) return;  // runs inside its chain's last step
+  // A device with an intra-op pool of its own runs its kernels there (Note [Partitions]).
+  std::optional<ScopedIntraOpPool> pool_scope;
+  if (device_pools_) pool_scope.emplace(step.intra_pool);
   if (!step.fused.empty() && !step.matmul_update) return run_fused(step, rc);
   const Node& node = *step.node;
   std::vector<DeviceTensor>& slots = rc.slots;
@@ -518,6 +536,26 @@ void Plan::run_step(const PlanStep& step, RunContext& rc) const {
     w.deltas.clear();
   };
   switch (step.kind) {
+    case PlanStep::Kind::kSend: {
+      const DeviceTensor& value = slots[step.inputs[0]];
+      if (!value.buffer) throw_node_error(node, absl::InternalError("an input was released before its use"));
+      if (absl::Status st = rc.rendezvous->send(transfers_[step.transfer].key, value); !st.ok()) throw_node_error(node, st);
+      break;
+    }
+    case PlanStep::Kind::kRecv: {
+      // A sequential run: the _Send ran before (Note [Partitions]), so the callback runs now.
+      bool received = false;
+      absl::Status got;
+      DeviceTensor value;
+      rc.rendezvous->recv_async(transfers_[step.transfer].key, [&](const absl::Status& st, const DeviceTensor& t) {
+        received = true;
+        got = st;
+        value = t;
+      });
+      if (!received) throw_node_error(node, absl::InternalError("the _Recv ran before its _Send"));
+      store_received(step, got, value, slots[step.first_output]);
+      break;
+    }
     case PlanStep::Kind::kConst: {
       const DeviceTensor& v = node.value.device_tensor();
       if (v.device() == step.device) {
@@ -709,12 +747,12 @@ void Plan::run_sequential(RunContext& rc) const {
   }
 }
 
-void Plan::run_parallel(RunContext& rc, InterOpPool& pool) const {
+void Plan::run_parallel(RunContext& rc, absl::Span<InterOpPool* const> pools) const {
   // Shared with the pool's tasks, which may still be returning when the last step is done.
   struct Shared {
     const Plan* plan;
     RunContext* rc;
-    InterOpPool* pool;
+    absl::Span<InterOpPool* const> pools;
     std::unique_ptr<std::atomic<int>[]> pending;
     std::atomic<int> remaining{0};
     std::atomic<bool> failed{false};
@@ -722,18 +760,52 @@ void Plan::run_parallel(RunContext& rc, InterOpPool& pool) const {
     std::mutex mu;
     std::condition_variable cv;
 
-    // Runs step i, then whatever it made ready: the first inline, the rest on the pool.
-    static void process(const std::shared_ptr<Shared>& self, int i) {
+    InterOpPool& pool_of(int step) const { return *pools[static_cast<size_t>(plan->steps_[step].lane) % pools.size()]; }
+
+    void fail(std::exception_ptr e) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (failed.exchange(true)) return;
+        error = std::move(e);
+      }
+      // Waiting _Recvs end (Note [Partitions]); their steps then count as done.
+      if (rc->rendezvous) rc->rendezvous->start_abort(absl::AbortedError("[Session.run] another step failed"));
+    }
+
+    // Runs step i, then whatever it made ready: the first on its device inline, the rest on
+    // their devices' pools. A _Recv registers with the rendezvous and goes on when the tensor
+    // arrives (received: it has).
+    static void process(const std::shared_ptr<Shared>& self, int i, bool received = false) {
       const Plan& plan = *self->plan;
       RunContext& rc = *self->rc;
       while (i >= 0) {
         const PlanStep& step = plan.steps_[i];
-        if (!self->failed.load(std::memory_order_acquire)) {
+        if (step.kind == PlanStep::Kind::kRecv && !received) {
+          rc.rendezvous->recv_async(plan.transfers_[step.transfer].key,
+                                    [self, i](const absl::Status& st, const DeviceTensor& value) {
+                                      // Not on the sender's thread: on the receiving device's pool.
+                                      self->pool_of(i).schedule([self, i, st, value] {
+                                        const PlanStep& recv = self->plan->steps_[i];
+                                        if (!self->failed.load(std::memory_order_acquire)) {
+                                          try {
+                                            const auto t0 = Clock::now();
+                                            store_received(recv, st, value, self->rc->slots[recv.first_output]);
+                                            if (self->rc->tracing) self->plan->record_stats(recv, *self->rc, t0);
+                                          } catch (...) {
+                                            self->fail(std::current_exception());
+                                          }
+                                        }
+                                        process(self, i, true);
+                                      });
+                                    });
+          return;
+        }
+        received = false;
+        if (step.kind != PlanStep::Kind::kRecv && !self->failed.load(std::memory_order_acquire)) {
           try {
             plan.run_step(step, rc);
           } catch (...) {
-            std::lock_guard<std::mutex> lock(self->mu);
-            if (!self->failed.exchange(true)) self->error = std::current_exception();
+            self->fail(std::current_exception());
           }
         }
         // A fused chain releases its members' inputs when it has run, not when they are skipped.
@@ -749,8 +821,8 @@ void Plan::run_parallel(RunContext& rc, InterOpPool& pool) const {
         int next = -1;
         for (int succ : step.successors) {
           if (self->pending[succ].fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
-          if (next < 0) next = succ;
-          else self->pool->schedule([self, succ] { process(self, succ); });
+          if (next < 0 && plan.steps_[succ].lane == step.lane) next = succ;
+          else self->pool_of(succ).schedule([self, succ] { process(self, succ); });
         }
         if (self->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
           std::lock_guard<std::mutex> lock(self->mu);
@@ -764,17 +836,20 @@ void Plan::run_parallel(RunContext& rc, InterOpPool& pool) const {
   auto shared = std::make_shared<Shared>();
   shared->plan = this;
   shared->rc = &rc;
-  shared->pool = &pool;
+  shared->pools = pools;
   shared->pending.reset(new std::atomic<int>[n]);
   for (int i = 0; i < n; ++i) shared->pending[i].store(steps_[i].num_predecessors, std::memory_order_relaxed);
   shared->remaining.store(n);
   rc.uses_left.reset(new std::atomic<int>[num_slots_]);
   for (int s = 0; s < num_slots_; ++s) rc.uses_left[s].store(slot_uses_[s], std::memory_order_relaxed);
 
-  for (size_t r = 1; r < roots_.size(); ++r) pool.schedule([shared, i = roots_[r]] { Shared::process(shared, i); });
+  for (size_t r = 1; r < roots_.size(); ++r)
+    shared->pool_of(roots_[r]).schedule([shared, i = roots_[r]] { Shared::process(shared, i); });
   if (!roots_.empty()) Shared::process(shared, roots_[0]);
   while (shared->remaining.load(std::memory_order_acquire) > 0) {
-    if (pool.try_run_one()) continue;
+    bool ran = false;
+    for (InterOpPool* pool : pools) ran = ran || pool->try_run_one();
+    if (ran) continue;
     std::unique_lock<std::mutex> lock(shared->mu);
     shared->cv.wait_for(lock, std::chrono::microseconds(200), [&] { return shared->remaining.load() == 0; });
   }
@@ -782,11 +857,13 @@ void Plan::run_parallel(RunContext& rc, InterOpPool& pool) const {
   if (shared->error) std::rethrow_exception(shared->error);
 }
 
-std::vector<Tensor> Plan::run(const std::vector<Tensor>& feeds, SessionState& state, InterOpPool* pool,
-                              const RunOptions* options, RunMetadata* metadata, std::source_location) const {
+std::vector<Tensor> Plan::run(const std::vector<Tensor>& feeds, SessionState& state,
+                              absl::Span<InterOpPool* const> pools, const RunOptions* options, RunMetadata* metadata,
+                              std::source_location) const {
   RunContext rc;
   rc.feeds = &feeds;
   rc.state = &state;
+  if (!transfers_.empty()) rc.rendezvous = std::make_unique<Rendezvous>();
   rc.slots.resize(static_cast<size_t>(num_slots_));
   rc.tracing = options && options->trace_level == RunOptions::TraceLevel::kFullTrace && metadata;
   rc.start = Clock::now();
@@ -802,7 +879,8 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& feeds, SessionState& st
       ns.output_bytes.push_back(static_cast<int64_t>(node->value.device_tensor().bytes()));
       rc.stats.nodes.push_back(std::move(ns));
     }
-  if (parallel_ && pool && pool->size() > 0) run_parallel(rc, *pool);
+  const bool threads = !pools.empty() && std::all_of(pools.begin(), pools.end(), [](InterOpPool* p) { return p && p->size() > 0; });
+  if (parallel_ && threads) run_parallel(rc, pools);
   else run_sequential(rc);
   const Node* failed = nullptr;
   std::vector<std::pair<int, int64_t>> commit_nanos;
@@ -842,38 +920,6 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& feeds, SessionState& st
     if (options && options->output_partition_graphs) metadata->partition_graphs = partition_graphs();
   }
   return results;
-}
-
-std::vector<PartitionGraph> Plan::partition_graphs() const {
-  std::vector<PartitionGraph> parts;
-  auto part_for = [&](Device* d) -> PartitionGraph& {
-    for (PartitionGraph& p : parts) if (p.device == d->name()) return p;
-    parts.push_back(PartitionGraph{d->name(), {}});
-    return parts.back();
-  };
-  absl::flat_hash_map<int, Device*> device_of;
-  for (const PlanStep& step : steps_) device_of[step.node->id] = step.device;
-  for (const auto& [node, device] : direct_consts_) {  // read in place, on the kernel's device
-    device_of[node->id] = device;
-    part_for(device).nodes.push_back(absl::StrCat(node->name, " = ", node->op->type, "()"));
-  }
-  for (const PlanStep& step : steps_) {
-    const Node& node = *step.node;
-    std::vector<std::string> ins;
-    for (const TensorRef& in : node.inputs) {
-      std::string src = absl::StrCat(graph_.state()->node(in.node).name, ":", in.index);
-      auto it = device_of.find(in.node);
-      if (it != device_of.end() && it->second != step.device) {
-        // A cross-device edge: a _Send on the producer's device, a _Recv on this one.
-        part_for(it->second).nodes.push_back(absl::StrCat("_Send(", src, ") to ", step.device->name()));
-        part_for(step.device).nodes.push_back(absl::StrCat("_Recv(", src, ") from ", it->second->name()));
-      }
-      ins.push_back(std::move(src));
-    }
-    for (int c : node.control_inputs) ins.push_back(absl::StrCat("^", graph_.state()->node(c).name));
-    part_for(step.device).nodes.push_back(absl::StrCat(node.name, " = ", node.op->type, "(", absl::StrJoin(ins, ", "), ")"));
-  }
-  return parts;
 }
 
 // ---- InterOpPool ----

@@ -12,11 +12,28 @@
 //   the caller's thread.
 // - Variables: reads and updates go through a per-run overlay that is committed only when the
 //   whole run succeeds, so a failed run leaves every variable as it was.
+// - Placement: graph/placer.h (Note [Placement rules]) gives each needed node its device.
+//
+// Note [Partitions]: a plan is one partition per device it uses. Each edge whose producer and
+// consumer are on different devices becomes a kSend step on the producer's device and a kRecv
+// step on the consumer's, once per (tensor, consumer device); the consumers read the kRecv's
+// slot. The pair meets in the run's Rendezvous (graph/rendezvous.h) under TensorFlow's key
+// "src_device;incarnation;dst_device;tensor_name;0:0"; the _Recv copies the tensor onto its
+// device. Steps stay in one topological order (a _Send and its _Recv come right before the
+// first consumer), so a sequential run (one inter-op thread) is correct as is. In a parallel
+// run a _Recv waits for its _Send through the rendezvous (an asynchronous receive, never a
+// blocked thread), and each step is scheduled on its own device's inter-op pool (the Session
+// has one per device), under its device's intra-op pool (devices/cpu/intra_op_pool.h): the
+// partitions run concurrently. A failed step aborts the rendezvous, so waiting receives end.
+// Fed tensors and variable values from another device are copied by the consuming step;
+// control edges across devices order the steps directly (the gRPC worker will need an empty
+// _Send/_Recv pair for them, as TensorFlow sends).
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -27,6 +44,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
+#include "absl/types/span.h"
 #include "devices/device.h"
 #include "devices/kernel_registry.h"
 #include "graph/graph.h"
@@ -42,6 +60,7 @@ struct SessionState {
 };
 
 class InterOpPool;
+struct IntraOpPool;
 
 // Note [MatMul update] (graph/matmul_update_fusion.cc): an AssignAdd / AssignSub step that runs
 // the MatMul and the Mul by a scalar feeding it as one MatMulUpdate kernel.
@@ -85,11 +104,15 @@ void commit_variable_writes(VariableOverlay& overlay, SessionState& state);
 
 struct PlanStep {
   enum class Kind : uint8_t {
-    kKernel, kView, kConst, kNoOp, kPrint, kRead, kAssign, kAssignAdd, kAssignSub
+    kKernel, kView, kConst, kNoOp, kPrint, kRead, kAssign, kAssignAdd, kAssignSub,
+    kSend, kRecv  // Note [Partitions]
   };
-  const Node* node = nullptr;
+  const Node* node = nullptr;  // kSend / kRecv: a node of the plan's own (id -1)
   Kind kind = Kind::kKernel;
   Device* device = nullptr;
+  int lane = 0;                      // the device's position in the Session's device list
+  IntraOpPool* intra_pool = nullptr;  // the device's own intra-op pool (null: the process-wide one)
+  int transfer = -1;                 // kSend / kRecv: index into the plan's transfers
   KernelFn kernel = nullptr;
   bool static_shapes = false;  // outputs' shapes known at plan time
   bool random = false;         // a random op: its seeds advance per run
@@ -133,13 +156,16 @@ class Plan {
     std::vector<int> targets;
   };
 
-  // Prunes, places and orders. Throws InvalidArgumentError for an unfed placeholder the run
-  // needs (naming it and its line) and for a device that cannot be assigned.
+  // Prunes, places (on `devices`; null: session_devices(options)), partitions and orders.
+  // Throws InvalidArgumentError for an unfed placeholder the run needs (naming it and its line)
+  // and for a device that cannot be assigned (graph/placer.h, rule 6).
   static std::unique_ptr<Plan> compile(const Graph& graph, const Request& request, const SessionOptions& options,
-                                       std::source_location loc);
+                                       std::source_location loc, const std::vector<Device*>* devices = nullptr);
 
   // feeds: one value per request feed, already validated. Returns one tensor per fetch.
-  std::vector<Tensor> run(const std::vector<Tensor>& feeds, SessionState& state, InterOpPool* pool,
+  // pools: the inter-op pool of each device (by lane; one may serve all, none runs steps in
+  // order on this thread).
+  std::vector<Tensor> run(const std::vector<Tensor>& feeds, SessionState& state, absl::Span<InterOpPool* const> pools,
                           const RunOptions* options, RunMetadata* metadata, std::source_location loc) const;
 
   int num_steps() const { return static_cast<int>(steps_.size()); }
@@ -165,7 +191,10 @@ class Plan {
                                   SessionState& state, const Node** failed,
                                   std::vector<std::pair<int, int64_t>>* nanos) const;
   void run_sequential(RunContext& rc) const;
-  void run_parallel(RunContext& rc, InterOpPool& pool) const;
+  void run_parallel(RunContext& rc, absl::Span<InterOpPool* const> pools) const;
+  // Adds the kSend / kRecv pair that moves `ref` (produced by step `src`) to `dst`; returns
+  // the kRecv's slot.
+  int add_transfer(const TensorRef& ref, int src, Device* dst, int dst_lane, int src_slot, int& slots);
   std::vector<PartitionGraph> partition_graphs() const;
 
   Graph graph_;
@@ -181,6 +210,16 @@ class Plan {
   // the placement log, the partition graphs and the step statistics (at zero cost).
   std::vector<std::pair<const Node*, Device*>> direct_consts_;
   std::vector<int> commit_updates_;  // steps whose MatMul update runs at the commit
+  // Note [Partitions]: the _Send/_Recv nodes (stable addresses) and each transfer's key.
+  struct Transfer {
+    std::string key;          // the rendezvous key
+    std::string tensor_name;  // "a:0"
+    Device* src = nullptr;
+    Device* dst = nullptr;
+  };
+  std::deque<Node> transfer_nodes_;
+  std::vector<Transfer> transfers_;
+  bool device_pools_ = false;  // some step has an intra-op pool of its own
 };
 
 // A fixed set of threads that run a plan's ready steps (one pool per Session).

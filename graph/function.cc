@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "devices/device_manager.h"
 #include "graph/graph_context.h"
 #include "graph/function_gradient.h"
 #include "graph/graph_ops.h"
@@ -180,6 +181,10 @@ ConcreteFunction::ConcreteFunction(std::string name, Graph graph, std::vector<Te
   }
   SessionOptions options;
   options.inter_op_parallelism_threads = 1;  // calls may come from pool threads; keep them inline
+  // The trace recorded only requests (graph/placer.h); a call runs on this process's devices, with
+  // soft placement, as TensorFlow 2's functions do.
+  options.device_count["CPU"] = DeviceManager::global().num_devices(DeviceType::kCPU);
+  options.allow_soft_placement = true;
   session_ = std::make_unique<Session>(graph_, options);
 }
 

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
+#include "graph/device_functions.h"
 #include "graph/graph_ops.h"
 
 namespace tapeflow {
@@ -29,6 +30,7 @@ int GraphBuildingContext::add_op(const OpDef& op, std::vector<TensorRef> inputs,
   node.attrs = std::move(attrs);
   node.outputs = std::move(outputs);
   node.requested_device = current_device_spec();
+  apply_device_functions(node);  // replica_device_setter and friends (graph/device_functions.h)
   node.loc = loc;
   // Control dependencies of every enclosing scope, except ops this node already reads.
   std::vector<int> control = std::move(extra_control);

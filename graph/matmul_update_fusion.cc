@@ -58,7 +58,7 @@ void Plan::fuse_matmul_updates() {
   auto sole_producer = [&](int slot) -> int {
     if (slot < 0 || slot_pinned_[slot] || readers[slot] != 1) return -1;
     const int p = producer[slot];
-    return p >= 0 && !has_control_successor[steps_[p].node->id] ? p : -1;
+    return p >= 0 && steps_[p].node->id >= 0 && !has_control_successor[steps_[p].node->id] ? p : -1;  // a _Recv step (id -1) has no graph node
   };
   auto spec_of = [&](const PlanStep& step, int input) -> const TensorSpec& {
     const TensorRef& ref = step.node->inputs[input];

@@ -247,10 +247,11 @@ std::optional<Tensor> evaluate(const Node& node, const std::vector<Tensor>& inpu
   request.fetches.push_back(Plan::FetchSpec{PlanFetch::Kind::kTensor, TensorRef{id, 0}, -1, std::nullopt});
   SessionOptions options;
   options.inter_op_parallelism_threads = 1;
+  options.device_count["GPU"] = 0;  // fold on CPU:0, where the constants live
   try {
     std::unique_ptr<Plan> plan = Plan::compile(tiny, request, options, node.loc);
     SessionState state;
-    std::vector<Tensor> out = plan->run({}, state, nullptr, nullptr, nullptr, node.loc);
+    std::vector<Tensor> out = plan->run({}, state, {}, nullptr, nullptr, node.loc);
     if (out.size() != 1 || !out[0].defined()) return std::nullopt;
     return out[0];
   } catch (const Error&) {

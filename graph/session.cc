@@ -12,6 +12,7 @@
 #include "graph/executor.h"
 #include "graph/graph_context.h"
 #include "graph/graph_ops.h"
+#include "graph/placer.h"
 
 namespace tapeflow {
 
@@ -50,10 +51,16 @@ Session::Session(const Graph& graph, SessionOptions options)
                                             options_.gpu_options.per_process_gpu_memory_fraction),
                                {});
   if (options_.intra_op_parallelism_threads > 0) set_intra_op_threads(options_.intra_op_parallelism_threads);
+  devices_ = session_devices(options_);
   int inter = options_.inter_op_parallelism_threads;
   if (inter == 0) inter = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // The caller's thread runs steps too, so a pool of inter - 1 threads gives `inter` at once.
-  if (inter > 1) pool_ = std::make_unique<InterOpPool>(inter - 1);
+  // Several devices: one pool per device, so each partition has threads of its own.
+  if (inter > 1)
+    for (size_t d = 0; d < devices_.size(); ++d) {
+      pools_.push_back(std::make_unique<InterOpPool>(inter - 1));
+      pool_ptrs_.push_back(pools_.back().get());
+    }
 }
 
 Session::~Session() = default;
@@ -136,7 +143,7 @@ std::vector<Tensor> Session::run(const std::vector<Fetch>& fetches, const FeedLi
     if (it != plans_.end()) plan = it->second;
   }
   if (!plan) {
-    std::shared_ptr<const Plan> compiled = Plan::compile(graph_, request, options_, loc);
+    std::shared_ptr<const Plan> compiled = Plan::compile(graph_, request, options_, loc, &devices_);
     std::lock_guard<std::mutex> lock(mu_);
     plan = plans_.try_emplace(key, std::move(compiled)).first->second;
   }
@@ -144,7 +151,7 @@ std::vector<Tensor> Session::run(const std::vector<Fetch>& fetches, const FeedLi
   // Kernels run eagerly underneath; tapes must not record the executor's own work.
   ContextGuard eager(&eager_context());
   PauseObservers no_recording;
-  return plan->run(feed_values, *state_, pool_.get(), options, metadata, loc);
+  return plan->run(feed_values, *state_, pool_ptrs_, options, metadata, loc);
 }
 
 // Note [Growing graph]: a graph that gains nodes between runs is TensorFlow users' classic leak

@@ -34,6 +34,7 @@ namespace tapeflow {
 
 class Plan;
 class InterOpPool;
+class Device;
 struct SessionState;
 
 // What run() can fetch.
@@ -99,6 +100,9 @@ class Session {
 
   const Graph& graph() const { return graph_; }
   const SessionOptions& options() const { return options_; }
+  // The devices this Session places nodes on (graph/placer.h: session_devices), in order:
+  // CPU:0 .. CPU:N-1 for device_count["CPU"] = N, then GPUs. Each has its own inter-op pool.
+  const std::vector<Device*>& devices() const { return devices_; }
   // Plans compiled so far (one per distinct signature).
   int num_cached_plans() const;
 
@@ -110,7 +114,9 @@ class Session {
   Graph graph_;
   SessionOptions options_;
   std::unique_ptr<SessionState> state_;
-  std::unique_ptr<InterOpPool> pool_;
+  std::vector<Device*> devices_;
+  std::vector<std::unique_ptr<InterOpPool>> pools_;  // one per device (Note [Partitions]); none: sequential
+  std::vector<InterOpPool*> pool_ptrs_;
   mutable std::mutex mu_;  // guards plans_ and closed_
   absl::flat_hash_map<std::string, std::shared_ptr<const Plan>> plans_;
   bool closed_ = false;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -21,10 +22,16 @@ struct GPUOptions {
 struct SessionOptions {
   // "" runs in this process. Remote targets ("grpc://host:port") are not implemented yet.
   std::string target;
-  // Place ops whose requested device does not exist (or lacks a kernel) on an available one.
+  // Place ops whose requested device does not exist (or lacks a kernel) on an available one
+  // (graph/placer.h, rule 4).
   bool allow_soft_placement = false;
-  // Print each node's device to stderr when a run's plan is built.
+  // Print each node's device to stderr when a run's plan is built, one line per node:
+  // "name: (Type): /job:localhost/replica:0/task:0/device:CPU:1".
   bool log_device_placement = false;
+  // The most devices of each type ("CPU", "GPU") the Session uses (ConfigProto.device_count).
+  // "CPU" defaults to 1; N > 1 gives the Session /device:CPU:0 .. CPU:N-1 (made on first use,
+  // each further one with its own intra-op pool). "GPU" defaults to every GPU present.
+  std::map<std::string, int> device_count;
   // Threads that run independent nodes at once; 0 picks the number of cores, 1 runs nodes
   // one after another on the caller's thread.
   int inter_op_parallelism_threads = 0;
@@ -60,8 +67,12 @@ struct StepStats {
   std::string to_string() const;
 };
 
-// The part of the graph one device executed, in the plan's order: "name = Op(inputs)" lines;
-// edges that cross devices appear as _Send / _Recv pairs.
+// The part of the graph one device executed, in the plan's order: "name = Op(inputs)" lines.
+// Each edge that crosses devices is a _Send in the producer's partition and a _Recv in the
+// consumer's, which its consumers read (Note [Partitions] in graph/executor.h):
+//   a/_0 = _Send(a:0) {tensor_name="a:0", recv_device="/job:localhost/replica:0/task:0/device:CPU:1"}
+//   a/_1 = _Recv() {tensor_name="a:0", send_device="/job:localhost/replica:0/task:0/device:CPU:0"}
+//   Mul = Mul(a/_1:0, Mul/y:0)
 struct PartitionGraph {
   std::string device;
   std::vector<std::string> nodes;

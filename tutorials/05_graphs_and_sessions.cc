@@ -178,10 +178,32 @@ int main() {
   }
   note("tapeflow runs one process: /job:ps and /job:worker are recorded on each op but there is "
        "no cluster to send them to (no tf.train.ClusterSpec or tf.train.Server)");
-  // with tf.device(tf.train.replica_device_setter(ps_tasks=3)): w_0 -> /job:ps/task:0,
-  // b_0 -> task:1, w_1 -> task:2, b_1 -> task:0, other ops -> /job:worker.
-  note("tf.train.replica_device_setter (round-robin variables over ps tasks) is not implemented; "
-       "write the device scopes yourself as above");
+
+  // replica_device_setter is a device function: used as a device scope, it puts variables
+  // round-robin on the ps tasks and every other op on the worker.
+  {
+    auto setter = device(replica_device_setter(/*ps_tasks=*/3));
+    Variable w_0(zeros({784, 100}), "w_0");  // placed on "/job:ps/task:0"
+    Variable b_0(zeros({100}), "b_0");       // placed on "/job:ps/task:1"
+    Variable w_1(zeros({100, 10}), "w_1");   // placed on "/job:ps/task:2"
+    Variable b_1(zeros({10}), "b_1");        // placed on "/job:ps/task:0"
+    Tensor input_data = placeholder(DType::kFloat32, {-1, 784}, "input_data");  // "/job:worker"
+    Tensor layer_0 = matmul(input_data, w_0) + b_0;                             // "/job:worker"
+    Tensor layer_1 = matmul(layer_0, w_1) + b_1;                                // "/job:worker"
+    std::cout << "with device(replica_device_setter(3)):\n";
+    for (const Variable* v : {&w_0, &b_0, &w_1, &b_1})
+      std::cout << "  " << v->name() << " -> " << g.get_operation_by_name(v->name()).device() << "\n";
+    for (const Tensor& t : {input_data, layer_0, layer_1})
+      std::cout << "  " << producer(t).name() << " (" << producer(t).type() << ") -> " << producer(t).device() << "\n";
+    // Placement happens when a Session plans a run: this process has no ps job, so the run fails
+    // before anything runs, naming the first variable, what it asked for and the devices there are.
+    Session strict;
+    try {
+      strict.run(layer_1, {{input_data, batch}});
+    } catch (const InvalidArgumentError& e) {
+      std::cout << "run without soft placement: " << std::string(e.what()).substr(0, 120) << "...\n";
+    }
+  }
 
   // ---------------------------------------------------------------------------------------
   section("4. Tensor-like objects");

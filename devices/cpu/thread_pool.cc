@@ -11,20 +11,27 @@
 
 #include <unsupported/Eigen/CXX11/Tensor>
 
+#include "devices/cpu/intra_op_pool.h"
+
 namespace tapeflow {
 
-namespace {
-
-struct Pool {
+struct IntraOpPool {
   int threads;
   std::unique_ptr<Eigen::ThreadPool> pool;
   std::unique_ptr<Eigen::ThreadPoolDevice> device;
-  explicit Pool(int n) : threads(n) {
+  explicit IntraOpPool(int n) : threads(n) {
     // The caller runs one block itself, so n threads of work need n - 1 pool workers.
     pool = std::make_unique<Eigen::ThreadPool>(std::max(1, n - 1));
     device = std::make_unique<Eigen::ThreadPoolDevice>(pool.get(), n);
   }
 };
+
+namespace {
+
+using Pool = IntraOpPool;
+// The pool of the device whose kernel this thread runs (devices/cpu/intra_op_pool.h); null: the
+// process-wide pool.
+thread_local Pool* thread_pool_override = nullptr;
 
 std::mutex& pool_mutex() { static std::mutex mu; return mu; }
 // Replaced pools are kept alive (never freed) so a kernel racing with set_intra_op_threads
@@ -43,9 +50,17 @@ Pool& get_pool() {
   return *p;
 }
 
+// The pool this thread's kernels use.
+Pool& active_pool() { return thread_pool_override ? *thread_pool_override : get_pool(); }
+
 }  // namespace
 
-int intra_op_threads() { return get_pool().threads; }
+std::shared_ptr<IntraOpPool> make_intra_op_pool(int threads) { return std::make_shared<IntraOpPool>(std::max(1, threads)); }
+int intra_op_pool_threads(const IntraOpPool& pool) { return pool.threads; }
+ScopedIntraOpPool::ScopedIntraOpPool(IntraOpPool* pool) : previous_(thread_pool_override) { thread_pool_override = pool; }
+ScopedIntraOpPool::~ScopedIntraOpPool() { thread_pool_override = previous_; }
+
+int intra_op_threads() { return active_pool().threads; }
 
 void set_intra_op_threads(int n) {
   n = std::max(1, n);
@@ -104,7 +119,7 @@ void parallel_for_blocks(int64_t n, int64_t cost_per_element,
   if (n <= 0) return;
   const int64_t total_cost = n * std::max<int64_t>(1, cost_per_element);
   if (total_cost < 2 * kMinCostPerBlock) { fn(0, n); return; }  // too small to split
-  Pool& pool = get_pool();
+  Pool& pool = active_pool();
   // Nested in a pool task (a batched product whose entries split again): run inline. A worker
   // that queued blocks and waited for them could wait on its own queue for ever.
   if (pool.pool->CurrentThreadId() != -1) { fn(0, n); return; }
@@ -128,6 +143,6 @@ void parallel_for_blocks(int64_t n, int64_t cost_per_element,
   barrier.Wait();  // returns at once when every block has notified
 }
 
-const Eigen::ThreadPoolDevice& eigen_thread_pool_device() { return *get_pool().device; }
+const Eigen::ThreadPoolDevice& eigen_thread_pool_device() { return *active_pool().device; }
 
 }  // namespace tapeflow

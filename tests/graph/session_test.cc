@@ -288,6 +288,7 @@ TEST(SessionTest, PartitionGraphsAndPlacement) {
   }
   SessionOptions so;
   so.log_device_placement = true;
+  so.device_count["CPU"] = 2;
   Session sess(g, so);
   RunOptions options;
   options.output_partition_graphs = true;
@@ -299,7 +300,8 @@ TEST(SessionTest, PartitionGraphsAndPlacement) {
   ASSERT_EQ(md.partition_graphs.size(), 2u);
   const PartitionGraph& cpu1 =
       md.partition_graphs[0].device.ends_with("CPU:1") ? md.partition_graphs[0] : md.partition_graphs[1];
-  EXPECT_THAT(cpu1.to_string(), HasSubstr("_Recv(a:0)"));
+  EXPECT_THAT(cpu1.to_string(), HasSubstr("a/_1 = _Recv() {tensor_name=\"a:0\""));
+  EXPECT_THAT(cpu1.to_string(), HasSubstr("Mul = Mul(a/_1:0"));
 
   Graph remote;
   Tensor z;
