@@ -356,7 +356,7 @@ TEST(OnnxExportTest, ArrayCaseUsesOnnxFormsAndIndexDtypes) {
                          "Pad", "Concat", "NonZero", "Transpose", "GatherND", "ScatterND", "TopK", "Unique", "Cast"})
     EXPECT_TRUE(ops.contains(op)) << op;
   EXPECT_FALSE(ops.contains("OneHot"));  // negative indices: Equal and Where instead
-  ASSERT_EQ(g.output_size(), 29);
+  ASSERT_EQ(g.output_size(), 30);
   EXPECT_EQ(g.output(1).type().tensor_type().elem_type(), onnx::TensorProto::INT32);   // one_hot int32
   EXPECT_EQ(g.output(16).type().tensor_type().elem_type(), onnx::TensorProto::INT64);  // where(x)
   EXPECT_EQ(g.output(23).type().tensor_type().elem_type(), onnx::TensorProto::INT32);  // top_k indices
@@ -378,6 +378,14 @@ TEST(OnnxExportTest, ArrayCaseUsesOnnxFormsAndIndexDtypes) {
     if (n.op_type() == "GatherND")
       for (const auto& a : n.attribute()) batched |= a.name() == "batch_dims" && a.i() == 1;
   EXPECT_TRUE(batched);
+  // LinSpace: tapeflow's own values, as an initializer.
+  std::vector<std::vector<float>> spaced;  // the two calls, in either order
+  for (const char* name : {"LinSpace/values", "LinSpace_1/values"}) {
+    const onnx::TensorProto* lin = initializer(g, name);
+    ASSERT_NE(lin, nullptr) << name;
+    spaced.push_back(floats_of(*lin));
+  }
+  EXPECT_THAT(spaced, ::testing::Contains(ElementsAre(-1.f, -0.5f, 0.f, 0.5f, 1.f, 1.5f, 2.f)));
 }
 
 TEST(OnnxExportTest, InexpressibleCasesOfConvertedOpsAreRefusedNamingTheNode) {
