@@ -62,7 +62,9 @@ absl::Status one_hot(NodeContext& n) {
 
 // Note [StridedSlice in ONNX]
 // The masks are expanded per input dim as TensorFlow does (an ellipsis, explicit or implied at
-// the end, covers the dims no entry names); then one Slice (begin_mask / end_mask: the widest
+// the end, covers the dims no entry names), the loop of resolve_strided_slice
+// (devices/strided_slice.h), which also resolves the bounds against known dims and so cannot
+// keep them symbolic for ONNX; keep the two in step. Then one Slice (begin_mask / end_mask: the widest
 // bound, INT64_MAX or INT64_MIN by the stride's sign), Squeeze for shrunk dims, Unsqueeze for
 // new axes. ONNX clamps starts and ends as TensorFlow does except for a start below -dim with a
 // negative stride (TensorFlow: empty; ONNX: from element 0), so that case needs a known dim.

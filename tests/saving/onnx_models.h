@@ -112,7 +112,12 @@ inline ExportedCase math_case() {
                                 squared_difference(a, b), clip_by_value(a, Tensor(int32_t{-3}), Tensor(int32_t{4})), floor_div(a, 3)}, 0);
     const Tensor logic = cast(reduce_all(greater(x, -1.f), {1}), DType::kInt32) +
                          cast(reduce_any(greater(x, 1.f), {1}), DType::kInt32) * 2;
-    return {unary, rounded, tests, combined, divided, ints, logic};
+    const Tensor a64 = cast(a, DType::kInt64), b64 = cast(b, DType::kInt64);
+    const Tensor longs = concat({floor_div(a64, b64), mod(a64, b64), truncate_mod(a64, b64), add_n({a64, b64})}, 0);
+    const Tensor u = cast(abs(a), DType::kUInt8), v = cast(abs(b), DType::kUInt8);
+    const Tensor bytes = cast(concat({floor_div(u, v), mod(u, v), truncate_div(u, v), add_n({u, v}),
+                                      clip_by_value(u, Tensor(uint8_t{2}), Tensor(uint8_t{9}))}, 0), DType::kInt32);
+    return {unary, rounded, tests, combined, divided, ints, logic, longs, bytes};
   };
   const std::vector<int32_t> a = {7, -7, 7, -7, 0, 13}, b = {2, 2, -2, -2, 3, -4};
   return export_case("math", fn,
