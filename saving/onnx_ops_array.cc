@@ -342,7 +342,9 @@ absl::Status unsorted_segment_sum(NodeContext& n) {
 }
 
 // top_k: always sorted, largest first, ties by the lower index (tapeflow's kernel sorts even for
-// sorted = false, and so does ONNX Runtime); indices int64 -> int32.
+// sorted = false, and so does ONNX Runtime); indices int64 -> int32. One difference no export can
+// refuse, as it depends on the data: tapeflow ranks NaN above every number, while ONNX leaves
+// NaN's place unspecified.
 absl::Status top_k(NodeContext& n) {
   TF_ASSIGN_OR_RETURN(std::vector<int64_t> k, n.const_ints(1));
   TF_ASSIGN_OR_RETURN(TensorSpec indices, n.out_spec(1));

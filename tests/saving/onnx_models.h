@@ -162,6 +162,7 @@ inline ExportedCase array_case() {
         unique(reshape(floor(x * 2.f), {20}), DType::kInt64).idx,                  // 27
         gather(x, Tensor(std::vector<int32_t>{0, 4, 1, 1, 2, 0, 3, 3}, Shape{4, 2}), 1, 1),  // 28: batch_dims 1
         linspace(-1, 2, 7) + linspace(0.1, 0.7, 7),                                // 29
+        top_k(concat({x, reshape(Tensor({1.f, 5.f, 3.f, 5.f, 5.f}), {1, 5})}, 0), 3).indices,  // 30: ties
     };
   };
   return export_case("array", fn, {{DType::kFloat32, {4, 5}}, {DType::kInt32, {6}}},

@@ -357,7 +357,7 @@ TEST(OnnxExportTest, ArrayCaseUsesOnnxFormsAndIndexDtypes) {
                          "Pad", "Concat", "NonZero", "Transpose", "GatherND", "ScatterND", "TopK", "Unique", "Cast"})
     EXPECT_TRUE(ops.contains(op)) << op;
   EXPECT_FALSE(ops.contains("OneHot"));  // negative indices: Equal and Where instead
-  ASSERT_EQ(g.output_size(), 30);
+  ASSERT_EQ(g.output_size(), 31);
   EXPECT_EQ(g.output(1).type().tensor_type().elem_type(), onnx::TensorProto::INT32);   // one_hot int32
   EXPECT_EQ(g.output(16).type().tensor_type().elem_type(), onnx::TensorProto::INT64);  // where(x)
   EXPECT_EQ(g.output(23).type().tensor_type().elem_type(), onnx::TensorProto::INT32);  // top_k indices
