@@ -282,24 +282,44 @@ absl::Status gather_nd(NodeContext& n) {
 }
 
 // GatherV2: batch_dims 0 is ONNX's Gather; batch_dims b gathering along axis b is GatherND with
-// batch_dims b over the indices given a trailing 1. Other axes are refused.
+// batch_dims b over the indices given a trailing 1. Along a later axis a, a Transpose first
+// brings axis a to position b, and one after moves params' dims b..a-1 back before the indices'.
 absl::Status gather(NodeContext& n) {
-  TF_ASSIGN_OR_RETURN(std::vector<int64_t> axis, n.const_ints(2));
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> axis_value, n.const_ints(2));
   TF_ASSIGN_OR_RETURN(const proto::AttrValue* batch_dims_attr, n.attr("batch_dims"));
   if (batch_dims_attr->i() == 0) {
-    set_int(n.emit("Gather", {n.in(0), n.in(1)}, {n.out()}), "axis", axis.at(0));
+    set_int(n.emit("Gather", {n.in(0), n.in(1)}, {n.out()}), "axis", axis_value.at(0));
     return absl::OkStatus();
   }
   TF_ASSIGN_OR_RETURN(const int params_rank, known_rank(n, 0));
   TF_ASSIGN_OR_RETURN(const int indices_rank, known_rank(n, 1));
-  const int64_t batch_dims = normalized_axis(batch_dims_attr->i(), indices_rank);
-  if (normalized_axis(axis.at(0), params_rank) != batch_dims)
-    return absl::UnimplementedError(absl::StrCat("GatherV2 with batch_dims ", batch_dims, " along axis ", axis[0],
-                                                 " (only along axis batch_dims)"));
+  const int64_t b = normalized_axis(batch_dims_attr->i(), indices_rank);
+  const int64_t a = normalized_axis(axis_value.at(0), params_rank);
+  if (a < b) return absl::InternalError("batch_dims past the axis");
   TF_ASSIGN_OR_RETURN(std::string indices, as_int64(n, 1));
   const std::string column = n.temp("indices");
   n.emit("Unsqueeze", {indices, ints_initializer(n, "last", {indices_rank})}, {column});
-  set_int(n.emit("GatherND", {n.in(0), column}, {n.out()}), "batch_dims", batch_dims);
+  std::string params = n.in(0);
+  if (a > b) {  // params' axis a to position b
+    std::vector<int64_t> perm;
+    for (int64_t i = 0; i < b; ++i) perm.push_back(i);
+    perm.push_back(a);
+    for (int64_t i = b; i < params_rank; ++i)
+      if (i != a) perm.push_back(i);
+    params = n.temp("params");
+    set_ints(n.emit("Transpose", {n.in(0)}, {params}), "perm", perm);
+  }
+  const std::string gathered = a > b ? n.temp("gathered") : n.out();
+  set_int(n.emit("GatherND", {params, column}, {gathered}), "batch_dims", b);
+  if (a > b) {  // [batch, indices' dims, params b..a-1, params a+1..] -> [batch, params b..a-1, indices' dims, ...]
+    const int64_t m = indices_rank - b, rank = m + params_rank - 1;
+    std::vector<int64_t> perm;
+    for (int64_t i = 0; i < b; ++i) perm.push_back(i);
+    for (int64_t i = 0; i < a - b; ++i) perm.push_back(b + m + i);
+    for (int64_t i = 0; i < m; ++i) perm.push_back(b + i);
+    for (int64_t i = b + m + (a - b); i < rank; ++i) perm.push_back(i);
+    set_ints(n.emit("Transpose", {gathered}, {n.out()}), "perm", perm);
+  }
   return absl::OkStatus();
 }
 

@@ -163,6 +163,8 @@ inline ExportedCase array_case() {
         gather(x, Tensor(std::vector<int32_t>{0, 4, 1, 1, 2, 0, 3, 3}, Shape{4, 2}), 1, 1),  // 28: batch_dims 1
         linspace(-1, 2, 7) + linspace(0.1, 0.7, 7),                                // 29
         top_k(concat({x, reshape(Tensor({1.f, 5.f, 3.f, 5.f, 5.f}), {1, 5})}, 0), 3).indices,  // 30: ties
+        gather(reshape(x, {2, 2, 5, 1}), Tensor(std::vector<int64_t>{4, 0, 1, 2, 2, 3}, Shape{2, 3}), 2, 1),  // 31
+        gather(reshape(x, {2, 5, 2}), Tensor(std::vector<int32_t>{4, 0, 1, 2}, Shape{2, 2}), 1, 1),  // 32: [2, 2, 2]
     };
   };
   return export_case("array", fn, {{DType::kFloat32, {4, 5}}, {DType::kInt32, {6}}},
