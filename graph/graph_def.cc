@@ -34,7 +34,7 @@ absl::Status form_error(const OpDef& op, std::string_view item, absl::string_vie
 
 bool known_kind(std::string_view kind, bool input) {
   static const std::vector<std::string_view> kAttrKinds = {"int", "float", "bool", "type", "ints", "string", "shape", "hw"};
-  static const std::vector<std::string_view> kInputKinds = {"int", "ints", "pairs", "shape", "val", "num"};
+  static const std::vector<std::string_view> kInputKinds = {"int", "ints", "idx", "pairs", "shape", "val", "num"};
   for (std::string_view k : input ? kInputKinds : kAttrKinds) if (k == kind) return true;
   return false;
 }
@@ -434,7 +434,9 @@ absl::Status add_const_node(GraphDef& def, const std::string& name, const Tensor
 }
 
 // The constant tensor that carries a tapeflow attr as a TensorFlow input.
-absl::StatusOr<Tensor> const_input_value(const AttrValue& value, std::string_view kind, DType out_dtype) {
+// `index_dtype`: the dtype of the Tindices input, for kind "idx".
+absl::StatusOr<Tensor> const_input_value(const AttrValue& value, std::string_view kind, DType out_dtype,
+                                         DType index_dtype) {
   using Ints = std::vector<int64_t>;
   auto to_i32 = [](const Ints& v, const Shape& shape) {
     std::vector<int32_t> w(v.begin(), v.end());
@@ -443,6 +445,11 @@ absl::StatusOr<Tensor> const_input_value(const AttrValue& value, std::string_vie
   if (kind == "int" && std::holds_alternative<int64_t>(value)) return Tensor(static_cast<int32_t>(std::get<int64_t>(value)));
   if (kind == "ints" && std::holds_alternative<Ints>(value)) {
     const Ints& v = std::get<Ints>(value);
+    return to_i32(v, Shape{int64_t(v.size())});
+  }
+  if (kind == "idx" && std::holds_alternative<Ints>(value)) {
+    const Ints& v = std::get<Ints>(value);
+    if (index_dtype == DType::kInt64) return Tensor(v, Shape{int64_t(v.size())});
     return to_i32(v, Shape{int64_t(v.size())});
   }
   if (kind == "pairs" && std::holds_alternative<Ints>(value)) {
@@ -505,6 +512,12 @@ absl::Status export_node(const GraphState& state, const Node& node, GraphDef& de
   }
   for (const TensorRef& r : node.inputs) inputs.push_back(tensor_name(state.node(r.node), r.index));
   const DType out_dtype = node.outputs.empty() ? DType::kFloat32 : node.outputs[0].dtype;
+  auto input_dtype = [&](int index) { return state.node(node.inputs[index].node).outputs[node.inputs[index].index].dtype; };
+  DType index_dtype = DType::kInt32;  // kind "idx": Tindices' dtype
+  for (const FormItem& f : form.items)
+    if (f.kind == FormItem::Kind::kTypeOf && f.name == "Tindices" && !f.of_output &&
+        f.index < static_cast<int>(node.inputs.size()))
+      index_dtype = input_dtype(f.index);
   for (const FormItem& f : form.items) {
     using K = FormItem::Kind;
     if (f.kind == K::kAttr) {
@@ -512,7 +525,7 @@ absl::Status export_node(const GraphState& state, const Node& node, GraphDef& de
     } else if (f.kind == K::kInput) {
       const AttrValue* v = node.attrs.find(f.name);
       if (v == nullptr) return absl::InternalError(absl::StrCat("attr '", f.name, "' is missing"));
-      TF_ASSIGN_OR_RETURN(Tensor value, const_input_value(*v, f.value_kind, out_dtype));
+      TF_ASSIGN_OR_RETURN(Tensor value, const_input_value(*v, f.value_kind, out_dtype, index_dtype));
       const std::string name = fresh_name(used, absl::StrCat(node.name, "/", f.name));
       TF_RETURN_IF_ERROR(add_const_node(def, name, value, device));
       const size_t pos = f.position < 0 ? inputs.size() : static_cast<size_t>(f.position);

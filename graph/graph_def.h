@@ -25,7 +25,9 @@
 //       TF input position pos (default: after the tensor inputs, in item order). kinds: int
 //       (int32 scalar), ints (int32 vector), pairs (int32 [n, 2]), shape (int32 vector from a
 //       Shape), val (a double as a scalar of output 0's dtype), num (the same, but int64 or bool
-//       when the dtype is: Fill's value, Range's bounds). Import reads them from Const nodes.
+//       when the dtype is: Fill's value, Range's bounds), idx (an integer vector in the dtype
+//       of the node's Tindices input, int32 or int64: ScatterNd's shape). Import reads them
+//       from Const nodes.
 //   X=in<k> | X=out<k>           TensorFlow type attr X: the dtype of tensor input / output k
 //                                (checked on import: a mismatch is an InvalidArgumentError).
 //   X=count                      X is the number of tensor inputs (ConcatV2's N).

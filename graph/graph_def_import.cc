@@ -236,7 +236,7 @@ absl::StatusOr<AttrValue> Importer::const_input(const Ref& ref, const FormItem& 
     if (!integer || n != 1) return bad("one integer");
     return AttrValue(ints()[0]);
   }
-  if (kind == "ints") {
+  if (kind == "ints" || kind == "idx") {
     if (!integer || t.shape().rank() > 1) return bad("an integer scalar or vector");
     return AttrValue(ints());
   }

@@ -103,8 +103,24 @@ class NodeContext {
 };
 
 using Converter = std::function<absl::Status(NodeContext& node)>;
+using ConverterTable = absl::flat_hash_map<std::string, Converter>;
 // The converter of a TensorFlow op type; null when ONNX export does not support it.
 const Converter* find_converter(absl::string_view tf_op);
+// The converters of onnx_ops_array.cc (indexing, scatter, sorting, creation, scans, padding),
+// added to the table onnx_ops.cc builds.
+void add_array_converters(ConverterTable& table);
+
+// ---- helpers for converters ----
+void set_ints(onnx::NodeProto* n, const char* name, const std::vector<int64_t>& values);
+void set_int(onnx::NodeProto* n, const char* name, int64_t value);
+void set_float(onnx::NodeProto* n, const char* name, float value);
+void set_string(onnx::NodeProto* n, const char* name, const std::string& value);
+// A scalar of `dtype` holding `value`.
+Tensor scalar_of(DType dtype, double value);
+// A scalar initializer "<node>/<what>" of `dtype`.
+std::string scalar_initializer(NodeContext& n, absl::string_view what, DType dtype, double value);
+// Input i as int64 (a Cast unless it already is): ONNX's index inputs (GatherND, ScatterND).
+absl::StatusOr<std::string> as_int64(NodeContext& n, int i);
 
 // "name:1" -> {"name", 1}; "name" -> {"name", 0}.
 std::pair<std::string, int> split_tensor_name(absl::string_view tensor);

@@ -77,9 +77,9 @@ absl::StatusOr<OutputSpecs> tensor_scatter_update_shape(const InferenceContext& 
 
 OpDef kGatherNd{.type = "GatherNd", .api_name = "gather_nd", .num_inputs = 2, .infer = gather_nd_shape,
                 .tf_form = "Tparams=in0 Tindices=in1"};
-// TensorFlow's shape input has the indices' dtype; it is written as int32 (Note [GraphDef form]).
+// TensorFlow's shape input has the indices' dtype (Tindices): kind "idx" (Note [GraphDef form]).
 OpDef kScatterNd{.type = "ScatterNd", .api_name = "scatter_nd", .num_inputs = 2, .infer = scatter_nd_shape,
-                 .kernel_dtype_input = 1, .tf_form = "T=in1 Tindices=in0 shape@ints"};
+                 .kernel_dtype_input = 1, .tf_form = "T=in1 Tindices=in0 shape@idx"};
 OpDef kTensorScatterUpdate{.type = "TensorScatterUpdate", .api_name = "tensor_scatter_update", .num_inputs = 3,
                            .infer = tensor_scatter_update_shape, .tf_form = "T=in0 Tindices=in1"};
 

@@ -644,5 +644,42 @@ TEST(GraphDefActivationTest, ActivationsTravelAsTensorflowsPrimitives) {
   EXPECT_EQ(values(a.run(dx, {{x, xv}})), values(b.run(back.get_tensor_by_name(dx.name()), {{bx, xv}})));
   EXPECT_EQ(values(a.run(y, {{x, xv}})), values(leaky_relu(relu6(relu(xv) - 1.f), 0.1)));
 }
+
+// TensorFlow's ScatterNd takes its shape in the indices' dtype (Tindices): int64 indices get an
+// int64 shape Const, int32 ones an int32 one; both read back and run the same.
+TEST(GraphDefWireTest, ScatterNdShapeConstHasTheIndicesDtype) {
+  for (DType index_dtype : {DType::kInt64, DType::kInt32}) {
+    Graph g;
+    Tensor updates, y;
+    {
+      auto scope = g.as_default();
+      updates = placeholder(DType::kFloat32, {2}, "updates");
+      const Tensor indices = index_dtype == DType::kInt64 ? Tensor(std::vector<int64_t>{3, 1}, Shape{2, 1})
+                                                          : Tensor(std::vector<int32_t>{3, 1}, Shape{2, 1});
+      y = scatter_nd(indices, updates, {5});
+    }
+    const GraphDef def = to_graph_def(g);
+    const proto::NodeDef* shape = nullptr;
+    const proto::NodeDef* scatter = nullptr;
+    for (const auto& n : def.node()) {
+      if (n.name() == "ScatterNd/shape") shape = &n;
+      if (n.op() == "ScatterNd") scatter = &n;
+    }
+    ASSERT_NE(shape, nullptr);
+    ASSERT_NE(scatter, nullptr);
+    const proto::DataType want = index_dtype == DType::kInt64 ? proto::DT_INT64 : proto::DT_INT32;
+    EXPECT_EQ(shape->attr().at("dtype").type(), want);
+    EXPECT_EQ(shape->attr().at("value").tensor().dtype(), want);
+    EXPECT_EQ(scatter->attr().at("Tindices").type(), want);
+    EXPECT_EQ(scatter->input(2), "ScatterNd/shape");
+
+    Graph back = graph_from_graph_def(graph_def_from_binary(graph_def_to_binary(def)));
+    Session a(g), b(back);
+    const Tensor uv({2.f, -7.f});
+    EXPECT_EQ(values(b.run(back.get_tensor_by_name(y.name()), {{back.get_tensor_by_name("updates:0"), uv}})),
+              values(a.run(y, {{updates, uv}})));
+    EXPECT_EQ(values(a.run(y, {{updates, uv}})), (std::vector<float>{0, -7, 0, 2, 0}));
+  }
+}
 }  // namespace
 }  // namespace tapeflow

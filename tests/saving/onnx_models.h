@@ -1,6 +1,6 @@
 // The models the ONNX export tests export: the tutorials' MLP and CNN (smaller widths, the same
-// layers) one function that uses every other op the export converts, and convolutions over images of
-// unknown size. Shared by
+// layers), functions that use every other op the export converts (ops, math, array), and
+// convolutions and slices over unknown sizes. Shared by
 // onnx_test.cc (structure) and onnx/onnx_cases.cc (files for onnx's checker and ONNX Runtime).
 #pragma once
 
@@ -91,4 +91,95 @@ inline ExportedCase dynamic_conv_case() {
   return export_case("dynamic_conv", fn, {{DType::kFloat32, {-1, -1, -1, 2}}}, {pattern({2, 7, 9, 2}, 1.f, 6)});
 }
 
+// The math family (Note [Exact ONNX forms] in saving/onnx_ops.cc), on x and y [2, 3, 4] and
+// integers a and b [6]. Bool results leave as int32 (the manifest has no bool).
+inline ExportedCase math_case() {
+  auto fn = [](const Tensor& x, const Tensor& y, const Tensor& a, const Tensor& b) -> std::vector<Tensor> {
+    const Tensor unary = reciprocal(x + 3.f) + expm1(x) + sin(x) * cos(x) + tan(x * 0.5f) + erf(x) + erfc(x) +
+                         ceil(x * 2.f) + round(x * 2.f) + rint(x * 3.f);
+    const Tensor halves = Tensor({-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f, 3.5f, 0.49f});
+    const Tensor rounded = round(halves) * 10.f + rint(halves);
+    const Tensor logs = log(x), inverse = reciprocal(floor(x));  // NaN below 0; inf where floor(x) = 0
+    const Tensor tests = cast(is_nan(logs), DType::kInt32) + cast(is_inf(inverse), DType::kInt32) * 2 +
+                         cast(is_finite(logs + inverse), DType::kInt32) * 4;
+    const Tensor lo = y * 0.5f, hi = lo + 1.f;
+    const Tensor combined = squared_difference(x, y) + add_n({x, y, x * y}) + clip_by_value(x, -0.5f, 0.7f) +
+                            clip_by_value(x, lo, hi);
+    const Tensor d = where(less(y, 0.f), y - 0.3f, y + 0.3f);  // no zeros
+    const Tensor divided = concat({floor_div(x * 3.f, d), mod(x * 3.f, d), truncate_mod(x * 3.f, d),
+                                   div_no_nan(x, floor(y))}, 0);
+    const Tensor ints = concat({floor_div(a, b), mod(a, b), truncate_div(a, b), truncate_mod(a, b), add_n({a, b, a}),
+                                squared_difference(a, b), clip_by_value(a, Tensor(int32_t{-3}), Tensor(int32_t{4})), floor_div(a, 3)}, 0);
+    const Tensor logic = cast(reduce_all(greater(x, -1.f), {1}), DType::kInt32) +
+                         cast(reduce_any(greater(x, 1.f), {1}), DType::kInt32) * 2;
+    const Tensor a64 = cast(a, DType::kInt64), b64 = cast(b, DType::kInt64);
+    const Tensor longs = concat({floor_div(a64, b64), mod(a64, b64), truncate_mod(a64, b64), add_n({a64, b64})}, 0);
+    const Tensor u = cast(abs(a), DType::kUInt8), v = cast(abs(b), DType::kUInt8);
+    const Tensor bytes = cast(concat({floor_div(u, v), mod(u, v), truncate_div(u, v), add_n({u, v}),
+                                      clip_by_value(u, Tensor(uint8_t{2}), Tensor(uint8_t{9}))}, 0), DType::kInt32);
+    return {unary, rounded, tests, combined, divided, ints, logic, longs, bytes};
+  };
+  const std::vector<int32_t> a = {7, -7, 7, -7, 0, 13}, b = {2, 2, -2, -2, 3, -4};
+  return export_case("math", fn,
+                     {{DType::kFloat32, {2, 3, 4}}, {DType::kFloat32, {2, 3, 4}}, {DType::kInt32, {6}},
+                      {DType::kInt32, {6}}},
+                     {pattern({2, 3, 4}, 1.5f, 7), pattern({2, 3, 4}, 2.f, 8), Tensor(a, Shape{6}), Tensor(b, Shape{6})});
+}
+
+// Indexing, scatter, sorting, creation, scans and padding, on x [4, 5] and int32 ids [6].
+inline ExportedCase array_case() {
+  auto fn = [](const Tensor& x, const Tensor& ids) -> std::vector<Tensor> {
+    const Tensor i32(std::vector<int32_t>{0, 2, -1, 5}, Shape{4});  // -1 and 5: all off
+    const Tensor row = Tensor({1.f, -2.f, 3.f, -4.f, 5.f});
+    return {
+        one_hot(i32, 4),                                                           // 0
+        one_hot(i32, 3, 5, -1, 0, DType::kInt32),                                  // 1: [3, 4]
+        strided_slice(x, {1, 0}, {0, 0}, {1, -2}, {.begin_mask = 2, .end_mask = 3}),  // 2: x[1:, ::-2]
+        strided_slice(x, {0, 1}, {0, 0}, {1, 1}, {.ellipsis_mask = 1, .shrink_axis_mask = 2}),  // 3: x[..., 1]
+        strided_slice(x, {0, -1, 1}, {0, 0, 4}, {1, 1, 1}, {.new_axis_mask = 1, .shrink_axis_mask = 2}),  // 4
+        strided_slice(x, {-2, -7}, {0, 0}, {-1, -1}, {.end_mask = 3}),           // 5: x[-2::-1, -7::-1]: [3, 0]
+        strided_slice(x, {-2, 0}, {0, 0}, {-1, -1}, {.begin_mask = 2, .end_mask = 3}),  // 6: x[-2::-1, ::-1]
+        range(0.5, 3, 0.25, DType::kFloat32),                                      // 7
+        range(1, 10, 3, DType::kInt32),                                            // 8
+        fill({2, 3}, 1.5f),                                                        // 9
+        zeros_like(x) + ones_like(x) * 2.f + x,                                    // 10
+        concat({cumsum(x, 1), cumsum(x, 1, true, false), cumsum(x, 0, false, true), cumsum(x, 1, true, true)}, 0),
+        cumsum(ids, 0, true, false),                                               // 12
+        reverse(x, {0, 1}) + broadcast_to(row, {4, 5}) + reverse(x, {1}),          // 13
+        mirror_pad(x, {{1, 2}, {2, 1}}, "REFLECT"),                                // 14
+        mirror_pad(x, {{2, 1}, {0, 3}}, "SYMMETRIC"),                              // 15
+        where(greater(x, 0.3f)),                                                   // 16: int64 [n, 2]
+        gather_nd(x, Tensor(std::vector<int64_t>{0, 1, 3, 4, 2, 2}, Shape{3, 2})),  // 17
+        gather_nd(x, Tensor(std::vector<int32_t>{1, 3}, Shape{2, 1})),             // 18: rows
+        scatter_nd(Tensor(std::vector<int32_t>{1, 3, 1}, Shape{3, 1}), slice(x, {0, 0}, {3, 5}), {4, 5}),  // 19
+        tensor_scatter_update(x, Tensor(std::vector<int64_t>{0, 1, 2, 3}, Shape{2, 2}), Tensor({9.f, -9.f})),
+        unsorted_segment_sum(x, Tensor(std::vector<int32_t>{0, 2, 0, 1}, Shape{4}), 3),  // 21
+        top_k(x, 3).values,                                                        // 22
+        top_k(x, 3).indices,                                                       // 23
+        unique(ids).y,                                                             // 24
+        unique(ids).idx,                                                           // 25
+        unique(reshape(floor(x * 2.f), {20}), DType::kInt64).y,                    // 26
+        unique(reshape(floor(x * 2.f), {20}), DType::kInt64).idx,                  // 27
+        gather(x, Tensor(std::vector<int32_t>{0, 4, 1, 1, 2, 0, 3, 3}, Shape{4, 2}), 1, 1),  // 28: batch_dims 1
+        linspace(-1, 2, 7) + linspace(0.1, 0.7, 7),                                // 29
+        top_k(concat({x, reshape(Tensor({1.f, 5.f, 3.f, 5.f, 5.f}), {1, 5})}, 0), 3).indices,  // 30: ties
+        gather(reshape(x, {2, 2, 5, 1}), Tensor(std::vector<int64_t>{4, 0, 1, 2, 2, 3}, Shape{2, 3}), 2, 1),  // 31
+        gather(reshape(x, {2, 5, 2}), Tensor(std::vector<int32_t>{4, 0, 1, 2}, Shape{2, 2}), 1, 1),  // 32: [2, 2, 2]
+    };
+  };
+  return export_case("array", fn, {{DType::kFloat32, {4, 5}}, {DType::kInt32, {6}}},
+                     {pattern({4, 5}, 1.f, 9), Tensor(std::vector<int32_t>{3, 1, 3, 2, 1, 0}, Shape{6})});
+}
+
+// The array converters over unknown dims: Slice bounds that clamp at run time, and
+// unsorted_segment_sum's zeros shaped from the data's runtime shape.
+inline ExportedCase dynamic_array_case() {
+  auto fn = [](const Tensor& x) -> std::vector<Tensor> {
+    return {strided_slice(x, {0, 1}, {0, 0}, {1, 2}, {.begin_mask = 1, .end_mask = 3}),           // x[:, 1::2]
+            strided_slice(x, {0, -1}, {0, 0}, {1, 1}, {.ellipsis_mask = 1, .shrink_axis_mask = 2}),  // x[..., -1]
+            unsorted_segment_sum(x, Tensor(std::vector<int32_t>{0, 2, 0, 1}, Shape{4}), 3), reverse(x, {1}),
+            zeros_like(x) - ones_like(x)};
+  };
+  return export_case("dynamic_array", fn, {{DType::kFloat32, {4, -1}}}, {pattern({4, 6}, 1.f, 10)});
+}
 }  // namespace tapeflow::onnx_test
