@@ -157,8 +157,8 @@ class EagerContext final : public ExecutionContext {
           "expected ", op.num_inputs, " inputs, got ", call.inputs.size())));
     for (size_t i = 0; i < call.inputs.size(); ++i) {
       const Tensor& t = call.inputs[i];
-      if (!t.defined())
-        throw_op_error(call, absl::InvalidArgumentError(absl::StrCat("input ", i, " is an empty tensor")));
+      if (!t.defined())  // Note [Unconnected gradients]: empty_reason() names one
+        throw_op_error(call, absl::InvalidArgumentError(absl::StrCat("input ", i, " is ", t.empty_reason())));
       if (!t.device_tensor().buffer)
         throw_op_error(call, absl::InvalidArgumentError(absl::StrCat(
             "input ", i, " is a symbolic graph tensor; eager ops need concrete values "

@@ -89,7 +89,8 @@ Device* scalar_home(const Tensor& other) {
 std::pair<Tensor, Tensor> resolve_pair(const char* op, const Operand& x, const Operand& y) {
   if (x.is_weak() && !y.is_weak()) {
     Tensor ty = y.resolve(op, nullptr);
-    if (!ty.defined()) throw InvalidArgumentError(absl::StrCat("[", op, "] input 'y' is an empty tensor"), y.location());
+    if (!ty.defined())
+      throw InvalidArgumentError(absl::StrCat("[", op, "] input 'y' is ", ty.empty_reason()), y.location());
     const DType dt = ty.dtype();
     return {x.resolve(op, &dt, scalar_home(ty)), ty};
   }

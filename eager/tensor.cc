@@ -15,6 +15,15 @@
 
 namespace tapeflow {
 
+namespace {
+// An accessor's error for an empty tensor, or for an unconnected gradient (Note [Unconnected
+// gradients]) whose source and gradient() call it names.
+[[noreturn]] void throw_empty_read(const Tensor& t, const char* api, std::source_location loc) {
+  if (t.unconnected()) throw InvalidArgumentError(absl::StrCat("[", api, "] The tensor is ", t.empty_reason()), loc);
+  throw InvalidArgumentError(absl::StrCat("[", api, "] The tensor is empty (default-constructed)"), loc);
+}
+}  // namespace
+
 namespace internal {
 void throw_ragged(size_t expected, size_t got) {
   throw InvalidArgumentError(absl::StrCat("[tensor] Ragged or mismatched values: expected ", expected,
@@ -22,20 +31,50 @@ void throw_ragged(size_t expected, size_t got) {
                              std::source_location());
 }
 
-void check_host_read(const Tensor& t, DType requested) {
-  if (!t.defined()) throw InvalidArgumentError("[tensor] The tensor is empty (default-constructed)", {});
+void check_host_read(const Tensor& t, DType requested, const char* api, std::source_location loc) {
+  if (!t.defined()) [[unlikely]] throw_empty_read(t, api, loc);
   if (!t.device_tensor().buffer)
-    throw FailedPreconditionError(
-        "[tensor] A symbolic (graph) tensor has no value; run it in a Session to get one", {});
+    throw FailedPreconditionError(absl::StrCat("[", api, "] '", t.name(), "' is a symbolic (graph) tensor and has "
+                                               "no value; run it in a Session (or call eval()) to get one"),
+                                  loc);
   if (t.dtype() != requested)
-    throw InvalidArgumentError(absl::StrCat("[tensor] Requested ", dtype_name(requested),
-                                            " elements from a ", dtype_name(t.dtype()), " tensor"), {});
+    throw InvalidArgumentError(absl::StrCat("[", api, "] Requested ", dtype_name(requested), " elements from a ",
+                                            dtype_name(t.dtype()), " tensor"),
+                               loc);
 }
 }  // namespace internal
 
-void Tensor::throw_empty() {
+void Tensor::throw_empty() const {
+  if (unconnected()) throw InvalidArgumentError(absl::StrCat("[tensor] The tensor is ", empty_reason()), {});
   throw InvalidArgumentError("[tensor] The tensor is empty (default-constructed): it has no dtype, shape or value",
                              std::source_location());
+}
+
+namespace {
+// Note [Unconnected gradients]: the deleter of a null shared_ptr<TensorImpl> carries the record;
+// std::get_deleter finds it again. It deletes nothing (there is no TensorImpl).
+struct UnconnectedNote {
+  UnconnectedGradient info;
+  void operator()(TensorImpl*) const {}
+};
+}  // namespace
+
+Tensor Tensor::none_gradient(UnconnectedGradient info) {
+  return Tensor(std::shared_ptr<TensorImpl>(nullptr, UnconnectedNote{std::move(info)}));
+}
+
+const UnconnectedGradient* Tensor::unconnected() const {
+  if (impl_ != nullptr) return nullptr;
+  const UnconnectedNote* note = std::get_deleter<UnconnectedNote>(impl_);
+  return note ? &note->info : nullptr;
+}
+
+std::string Tensor::empty_reason() const {
+  const UnconnectedGradient* u = unconnected();
+  if (u == nullptr) return "an empty tensor";
+  return absl::StrCat("the gradient of source ", u->source_index, " (", u->source,
+                      ") that the target does not depend on (an unconnected gradient, asked at ",
+                      format_location(u->asked_at), "); pass Unconnected::kZero to get zeros");
 }
 
 Tensor Tensor::from_host(DType dtype, const Shape& shape, const void* data, Device* device, std::source_location loc) {
@@ -102,41 +141,44 @@ bool Tensor::shares_buffer_with(const Tensor& other) const {
   return defined() && other.defined() && impl_->data.buffer && impl_->data.buffer == other.impl_->data.buffer;
 }
 
-void Tensor::copy_to_host(void* dst) const {
+void Tensor::copy_to_host(void* dst, std::source_location loc) const {
+  if (!defined()) throw_empty_read(*this, "copy_to_host", loc);
   const DeviceTensor& t = impl_->data;
   if (!t.buffer)
-    throw FailedPreconditionError("[tensor] A symbolic (graph) tensor has no value", {});
+    throw FailedPreconditionError(
+        absl::StrCat("[copy_to_host] '", name(), "' is a symbolic (graph) tensor and has no value"), loc);
   Device* d = t.device();
-  throw_if_error(d->synchronize());
-  throw_if_error(d->copy_to_host(t.raw(), dst, t.bytes()));
+  throw_if_error(d->synchronize(), loc);
+  throw_if_error(d->copy_to_host(t.raw(), dst, t.bytes()), loc);
 }
 
 namespace internal {
 
-void check_one_element(const Tensor& t) {
+void check_one_element(const Tensor& t, std::source_location loc) {
   if (t.num_elements() != 1)
-    throw InvalidArgumentError(absl::StrCat("[tensor] item() needs exactly one element, the tensor has shape ",
-                                            t.shape().to_string()), {});
+    throw InvalidArgumentError(absl::StrCat("[item] needs exactly one element, the tensor has shape ",
+                                            t.shape().to_string()), loc);
 }
 
-void read_element(const Tensor& t, std::initializer_list<int64_t> index, void* out, size_t bytes) {
+void read_element(const Tensor& t, std::initializer_list<int64_t> index, void* out, size_t bytes,
+                  std::source_location loc) {
   if (static_cast<int>(index.size()) != t.rank())
-    throw InvalidArgumentError(absl::StrCat("[tensor] at() got ", index.size(), " indices for a tensor of rank ",
-                                            t.rank()), {});
+    throw InvalidArgumentError(absl::StrCat("[at] got ", index.size(), " indices for a tensor of rank ", t.rank(),
+                                            " (shape ", t.shape().to_string(), ")"), loc);
   int64_t flat = 0, i = 0;
   for (int64_t v : index) {
     const int64_t dim = t.shape().dim(static_cast<int>(i));
     if (v < 0 || v >= dim)
-      throw OutOfRangeError(absl::StrCat("[tensor] index ", v, " is out of range for dimension ", i,
-                                         " of size ", dim), {});
+      throw OutOfRangeError(absl::StrCat("[at] index ", v, " is out of range for dimension ", i,
+                                         " of size ", dim), loc);
     flat = flat * dim + v;
     ++i;
   }
   const DeviceTensor& d = t.device_tensor();
   Device* device = d.device();
-  throw_if_error(device->synchronize());
+  throw_if_error(device->synchronize(), loc);
   throw_if_error(device->copy_to_host(static_cast<const char*>(d.raw()) + flat * static_cast<int64_t>(bytes), out,
-                                      bytes));
+                                      bytes), loc);
 }
 
 }  // namespace internal
@@ -265,7 +307,12 @@ std::string shape_tuple(const Shape& s) {
 }  // namespace
 
 std::string Tensor::to_string() const {
-  if (!defined()) return "tapeflow.Tensor(<empty>)";
+  if (!defined()) {
+    const UnconnectedGradient* u = unconnected();
+    if (u == nullptr) return "tapeflow.Tensor(<empty>)";
+    return absl::StrCat("tapeflow.Tensor(<empty: the unconnected gradient of source ", u->source_index,
+                        ", asked at ", format_location(u->asked_at), ">)");
+  }
   if (!impl_->data.buffer)
     return absl::StrCat("tapeflow.Tensor(\"", name(), "\", shape=", shape_tuple(shape()), ", dtype=", dtype_name(dtype()), ")");
   const bool summarize = num_elements() > kSummarizeThreshold;

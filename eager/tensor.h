@@ -40,10 +40,30 @@ struct TensorImpl {
   SymbolicRef symbolic;         // set for a symbolic tensor: the graph node output it names
 };
 
+// What an unconnected gradient remembers (Note [Unconnected gradients]).
+struct UnconnectedGradient {
+  int source_index = 0;           // which of the sources passed to gradient()
+  std::string source;             // "variable 'w' created at train.cc:10", "made at train.cc:12"
+  std::source_location asked_at;  // the gradient() call
+};
+
 class Tensor {
  public:
   // An empty handle: defined() is false. Ops reject it with InvalidArgumentError.
   Tensor() = default;
+
+  // Note [Unconnected gradients]: what GradientTape::gradient gives a source the target does not
+  // depend on (TensorFlow's None). It is an empty handle like Tensor() (defined() is false,
+  // impl() is null, so `if (!g.defined())` and optimizers that skip empty gradients work as
+  // before), but it remembers which source it belongs to and where gradient() was asked, so an
+  // op given it says so instead of "empty tensor". The record lives in the control block of an
+  // otherwise null shared_ptr; copies keep it, and Tensor's size and layout do not change.
+  static Tensor none_gradient(UnconnectedGradient info);
+  // The record of a tensor made by none_gradient(); null for any other tensor.
+  const UnconnectedGradient* unconnected() const;
+  // How an op names an empty input, after "input 0 is ": "an empty tensor", or for an
+  // unconnected gradient which source it belongs to and where it was asked.
+  std::string empty_reason() const;
 
   // Scalars.
   template <TensorScalar T> Tensor(T value) : Tensor(std::vector<T>{value}, Shape{}) {}
@@ -89,12 +109,18 @@ class Tensor {
   // True when two handles share one buffer (views and copies of the handle).
   bool shares_buffer_with(const Tensor& other) const;
 
-  // Element access for debugging and tests. T must match dtype() (InvalidArgumentError).
-  template <TensorScalar T> T item() const;  // a tensor with one element
-  template <TensorScalar T> T at(std::initializer_list<int64_t> index) const;
-  template <TensorScalar T> std::vector<T> to_vector() const;
+  // Element access for debugging and tests. Errors are typed and name the accessor and the
+  // caller's line, as op errors do: T must match dtype() and the tensor must be concrete and
+  // not empty (InvalidArgumentError; FailedPreconditionError for a symbolic tensor); item()
+  // needs one element (InvalidArgumentError); at() needs one index per dimension
+  // (InvalidArgumentError), each in range (OutOfRangeError).
+  template <TensorScalar T> T item(std::source_location loc = std::source_location::current()) const;
+  template <TensorScalar T>
+  T at(std::initializer_list<int64_t> index, std::source_location loc = std::source_location::current()) const;
+  template <TensorScalar T>
+  std::vector<T> to_vector(std::source_location loc = std::source_location::current()) const;
   // Copies all bytes to host memory (dst must hold num_elements() * dtype_size()).
-  void copy_to_host(void* dst) const;
+  void copy_to_host(void* dst, std::source_location loc = std::source_location::current()) const;
 
   // TensorFlow's t.eval(): a symbolic tensor's value computed in the default session (an
   // InteractiveSession, graph/session.h); a concrete tensor is its own value.
@@ -116,7 +142,7 @@ class Tensor {
   }
 
  private:
-  [[noreturn]] static void throw_empty();
+  [[noreturn]] void throw_empty() const;  // names an unconnected gradient as such
   explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
   std::shared_ptr<TensorImpl> impl_;
 };
@@ -126,10 +152,12 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t);
 // ---- implementation details of the templates above ----
 namespace internal {
 [[noreturn]] void throw_ragged(size_t expected, size_t got);
-void check_host_read(const Tensor& t, DType requested);
-void check_one_element(const Tensor& t);
+// `api` names the accessor in messages ("item"); loc is the caller's line.
+void check_host_read(const Tensor& t, DType requested, const char* api, std::source_location loc);
+void check_one_element(const Tensor& t, std::source_location loc);
 // Copies the element at `index` (checked against the shape) to out, which holds `bytes`.
-void read_element(const Tensor& t, std::initializer_list<int64_t> index, void* out, size_t bytes);
+void read_element(const Tensor& t, std::initializer_list<int64_t> index, void* out, size_t bytes,
+                  std::source_location loc);
 }  // namespace internal
 
 template <TensorScalar T>
@@ -175,28 +203,28 @@ Tensor::Tensor(std::initializer_list<std::initializer_list<std::initializer_list
 // tensor.cc: clang 18 and later mangle a constrained template differently from g++ 12 (a `Tk`
 // part), so a REPL or a clang-built program could not link against g++'s instantiations. The
 // work is in non-template functions.
-template <TensorScalar T> T Tensor::item() const {
-  internal::check_host_read(*this, dtype_of<T>());
-  internal::check_one_element(*this);
-  return to_vector<T>()[0];
+template <TensorScalar T> T Tensor::item(std::source_location loc) const {
+  internal::check_host_read(*this, dtype_of<T>(), "item", loc);
+  internal::check_one_element(*this, loc);
+  return to_vector<T>(loc)[0];
 }
 
-template <TensorScalar T> T Tensor::at(std::initializer_list<int64_t> index) const {
-  internal::check_host_read(*this, dtype_of<T>());
+template <TensorScalar T> T Tensor::at(std::initializer_list<int64_t> index, std::source_location loc) const {
+  internal::check_host_read(*this, dtype_of<T>(), "at", loc);
   T out{};
-  internal::read_element(*this, index, &out, sizeof(T));
+  internal::read_element(*this, index, &out, sizeof(T), loc);
   return out;
 }
 
-template <TensorScalar T> std::vector<T> Tensor::to_vector() const {
-  internal::check_host_read(*this, dtype_of<T>());
+template <TensorScalar T> std::vector<T> Tensor::to_vector(std::source_location loc) const {
+  internal::check_host_read(*this, dtype_of<T>(), "to_vector", loc);
   std::vector<T> out(static_cast<size_t>(num_elements()));
   if constexpr (std::is_same_v<T, bool>) {
     std::vector<uint8_t> bytes(out.size());
-    copy_to_host(bytes.data());
+    copy_to_host(bytes.data(), loc);
     for (size_t i = 0; i < out.size(); ++i) out[i] = bytes[i] != 0;
   } else {
-    copy_to_host(out.data());
+    copy_to_host(out.data(), loc);
   }
   return out;
 }

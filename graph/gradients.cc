@@ -246,8 +246,13 @@ std::vector<Tensor> gradients(const std::vector<Tensor>& ys, const std::vector<S
       result[i] = sum_of(terms);
       continue;
     }
-    if (unconnected == Unconnected::kNone) continue;
     const Tensor* t = xs[i].tensor();
+    const std::string what = t ? describe_tensor(*t) : absl::StrCat("Variable '", xs[i].variable()->name(), "'");
+    if (unconnected == Unconnected::kNone) {
+      // Note [Unconnected gradients] in eager/tensor.h: empty, but an op given it says whose it is.
+      result[i] = Tensor::none_gradient({static_cast<int>(i), what, loc});
+      continue;
+    }
     if (unconnected == Unconnected::kZero) {
       // Zeros of a known shape need no input (and so no feed); otherwise zeros_like(x).
       const Shape& shape = t ? t->shape() : xs[i].variable()->shape();
@@ -255,7 +260,6 @@ std::vector<Tensor> gradients(const std::vector<Tensor>& ys, const std::vector<S
       result[i] = shape.is_fully_defined() ? zeros(shape, dtype, loc) : zeros_like(*t, loc);
       continue;
     }
-    const std::string what = t ? describe_tensor(*t) : absl::StrCat("Variable '", xs[i].variable()->name(), "'");
     throw InvalidArgumentError(absl::StrCat("[gradients] xs[", i, "] (", what, ") is not connected to the ys",
                                             source_refs[i].empty() ? ": the graph never reads the variable" : ""),
                                loc);

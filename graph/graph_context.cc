@@ -47,7 +47,7 @@ int GraphBuildingContext::add_op(const OpDef& op, std::vector<TensorRef> inputs,
 
 TensorRef GraphBuildingContext::input_ref(const Tensor& t, int index, const char* api, std::source_location loc) {
   if (!t.defined())
-    throw InvalidArgumentError(absl::StrCat("[", api, "] input ", index, " is an empty tensor"), loc);
+    throw InvalidArgumentError(absl::StrCat("[", api, "] input ", index, " is ", t.empty_reason()), loc);
   if (!t.is_symbolic()) return convert_concrete(t, loc);
   if (t.symbolic().graph.get() != graph_.state().get())
     throw InvalidArgumentError(
@@ -89,7 +89,7 @@ TensorList GraphBuildingContext::execute(const OpCall& call) {
   for (size_t i = 0; i < call.inputs.size(); ++i) {
     const Tensor& t = call.inputs[i];
     if (!t.defined())
-      throw InvalidArgumentError(absl::StrCat("[", op.api_name, "] input ", i, " is an empty tensor"), call.loc);
+      throw InvalidArgumentError(absl::StrCat("[", op.api_name, "] input ", i, " is ", t.empty_reason()), call.loc);
     specs.push_back(TensorSpec{t.dtype(), t.shape()});
   }
   InferenceContext ictx{op.api_name, specs, call.attrs};

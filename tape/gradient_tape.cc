@@ -223,7 +223,7 @@ void GradientTape::throw_unrecorded_target(const Tensor& target, std::source_loc
 std::vector<Tensor> GradientTape::backward(const Tensor& target, const std::vector<Source>& sources,
                                            const Tensor& seed, Unconnected unconnected,
                                            std::source_location loc) {
-  if (!target.defined()) throw InvalidArgumentError("[gradient] The target is an empty tensor", loc);
+  if (!target.defined()) throw InvalidArgumentError("[gradient] The target is " + target.empty_reason(), loc);
   if (std::this_thread::get_id() != thread_)
     throw FailedPreconditionError(absl::StrCat(
         "[gradient] This tape (created at ", where(created_at_), ") belongs to another thread: a tape records "
@@ -365,19 +365,23 @@ std::vector<Tensor> GradientTape::backward(const Tensor& target, const std::vect
       if (g.defined()) accumulate(total, g);
     }
     if (total.defined()) { result[i] = total; continue; }
-    if (unconnected == Unconnected::kNone) continue;
-    Tensor value;
-    std::string what;
-    if (const Tensor* t = sources[i].tensor()) {
-      value = *t;
-      what = absl::StrCat("source ", i, " (made at ", where(t->origin()), ")");
-    } else {
-      PauseObservers quiet;
-      value = sources[i].variable()->read();
-      what = absl::StrCat("source ", i, " (variable '", sources[i].variable()->name(), "' created at ",
-                          where(sources[i].variable()->created_at()), ")");
+    const Tensor* source_tensor = sources[i].tensor();
+    const Variable* source_variable = sources[i].variable();
+    std::string source = source_tensor ? absl::StrCat("made at ", where(source_tensor->origin()))
+                                       : absl::StrCat("variable '", source_variable->name(), "' created at ",
+                                                      where(source_variable->created_at()));
+    if (unconnected == Unconnected::kNone) {
+      // Note [Unconnected gradients] in eager/tensor.h: empty, but an op given it says whose it is.
+      result[i] = Tensor::none_gradient({static_cast<int>(i), std::move(source), loc});
+      continue;
     }
+    const std::string what = absl::StrCat("source ", i, " (", source, ")");
     if (unconnected == Unconnected::kZero) {
+      Tensor value = source_tensor ? *source_tensor : Tensor();
+      if (!source_tensor) {
+        PauseObservers quiet;  // the tape's own read
+        value = source_variable->read();
+      }
       result[i] = zeros_like(value);
       continue;
     }

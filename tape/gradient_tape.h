@@ -68,7 +68,10 @@ class GradientTape : public OpObserver {
   void watch(const Variable& v);
 
   // d(target)/d(source) for each source; output_gradients seeds the backward pass (ones by
-  // default, i.e. the gradient of sum(target)).
+  // default, i.e. the gradient of sum(target)). A source the target does not depend on gets,
+  // as `unconnected` asks: kNone, an empty tensor (defined() is false, TensorFlow's None) that an
+  // op refuses naming the source and this call's line (Note [Unconnected gradients] in
+  // eager/tensor.h); kZero, zeros like the source; kError, an InvalidArgumentError.
   std::vector<Tensor> gradient(const Tensor& target, const std::vector<Source>& sources,
                                const Tensor& output_gradients = Tensor(),
                                Unconnected unconnected = Unconnected::kNone,

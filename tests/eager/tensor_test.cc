@@ -9,11 +9,15 @@
 #include "core/errors.h"
 #include "eager/ops/array.h"
 #include "eager/ops/creation.h"
+#include "graph/graph.h"
+#include "graph/graph_context.h"
+#include "graph/graph_ops.h"
 
 namespace tapeflow {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::EndsWith;
 using ::testing::HasSubstr;
 
 std::string print(const Tensor& t) {
@@ -53,6 +57,73 @@ TEST(TensorTest, BadConstructionAndAccessAreTypedErrors) {
   }
   EXPECT_THROW(m.item<int32_t>(), InvalidArgumentError);  // four elements
   EXPECT_THROW(Tensor().to_vector<float>(), InvalidArgumentError);
+}
+
+// fn throws an E whose message contains `text` and names this file and `line`, the line of the
+// accessor call, as op errors name theirs: "... (at tensor_test.cc:<line>)".
+template <typename E = InvalidArgumentError, typename Fn>
+void expect_error_at(int line, Fn fn, const std::string& text) {
+  SCOPED_TRACE("the call on line " + std::to_string(line));
+  try {
+    fn();
+    ADD_FAILURE() << "no exception";
+  } catch (const E& e) {
+    EXPECT_THAT(e.what(), HasSubstr(text));
+    EXPECT_THAT(e.what(), HasSubstr("(at tensor_test.cc:" + std::to_string(line) + ")"));
+    EXPECT_EQ(e.location().line(), static_cast<uint_least32_t>(line));
+    EXPECT_THAT(e.location().file_name(), EndsWith("tensor_test.cc"));
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "wrong exception type: " << e.what();
+  }
+}
+
+TEST(TensorTest, AccessorErrorsAreTypedAndNameTheCallersLine) {
+  const Tensor v = {1.f, 2.f};
+  const Tensor m = {{1, 2}, {3, 4}};
+  // item(): one element only, of the right dtype.
+  expect_error_at(__LINE__, [&] { (void)v.item<float>(); },
+                  "[item] needs exactly one element, the tensor has shape [2]");
+  expect_error_at(__LINE__, [&] { (void)m.item<float>(); },
+                  "[item] Requested float32 elements from a int32 tensor");
+  // at(): the dtype, one index per dimension, each in range.
+  expect_error_at(__LINE__, [&] { (void)v.at<double>({0}); },
+                  "[at] Requested float64 elements from a float32 tensor");
+  expect_error_at(__LINE__, [&] { (void)m.at<int32_t>({0}); },
+                  "[at] got 1 indices for a tensor of rank 2 (shape [2,2])");
+  expect_error_at<OutOfRangeError>(__LINE__, [&] { (void)m.at<int32_t>({0, 2}); },
+                  "[at] index 2 is out of range for dimension 1 of size 2");
+  expect_error_at<OutOfRangeError>(__LINE__, [&] { (void)m.at<int32_t>({-1, 0}); },
+                  "[at] index -1 is out of range for dimension 0");
+  // to_vector(): the dtype.
+  expect_error_at(__LINE__, [&] { (void)m.to_vector<int64_t>(); },
+                  "[to_vector] Requested int64 elements from a int32 tensor");
+  // An empty (default-constructed) tensor.
+  const Tensor empty;
+  expect_error_at(__LINE__, [&] { (void)empty.item<float>(); },
+                  "[item] The tensor is empty (default-constructed)");
+  expect_error_at(__LINE__, [&] { (void)empty.at<float>({0}); },
+                  "[at] The tensor is empty (default-constructed)");
+  expect_error_at(__LINE__, [&] { (void)empty.to_vector<float>(); },
+                  "[to_vector] The tensor is empty (default-constructed)");
+  float sink = 0;
+  expect_error_at(__LINE__, [&] { empty.copy_to_host(&sink); },
+                  "[copy_to_host] The tensor is empty");
+  // A symbolic (graph) tensor has no value to read.
+  Graph g;
+  Tensor x;
+  {
+    auto scope = g.as_default();
+    x = placeholder(DType::kFloat32, {2}, "x");
+  }
+  expect_error_at<FailedPreconditionError>(__LINE__, [&] { (void)x.item<float>(); },
+                  "[item] 'x:0' is a symbolic (graph) tensor and has no value");
+  expect_error_at<FailedPreconditionError>(__LINE__, [&] { (void)x.at<float>({0}); },
+                  "[at] 'x:0' is a symbolic");
+  expect_error_at<FailedPreconditionError>(__LINE__, [&] { (void)x.to_vector<float>(); },
+                  "[to_vector] 'x:0' is a symbolic");
+  // Good reads still work, with or without a location.
+  EXPECT_EQ(m.at<int32_t>({1, 0}), 3);
+  EXPECT_EQ(Tensor(2.5f).item<float>(), 2.5f);
 }
 
 TEST(TensorTest, CopiesShareTheBuffer) {

@@ -3,6 +3,7 @@
 // needs its definition in the header (Note [Accessor templates] in eager/tensor.h).
 #include <cstdint>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "core/errors.h"
@@ -18,6 +19,15 @@ static int failures = 0;
       ++failures;                                                    \
     }                                                                \
   } while (0)
+
+// An accessor's error names the caller's file and line (its defaulted std::source_location is
+// filled in by clang here and read by the g++-built library).
+static void check_location(const tapeflow::Error& e, int line) {
+  std::printf("caught: %s\n", e.what());
+  const std::string at = " (at clang_templates.cc:" + std::to_string(line) + ")";
+  CHECK(std::string(e.what()).find(at) != std::string::npos);
+  CHECK(e.location().line() == static_cast<unsigned>(line));
+}
 
 template <typename T> static void check_dtype(std::initializer_list<T> values) {
   Tensor t(values);
@@ -39,24 +49,25 @@ int main() {
   check_dtype<int64_t>({int64_t(1) << 40, 3});
   check_dtype<uint8_t>({uint8_t(200), uint8_t(3)});
   check_dtype<bool>({true, false});
-  // The errors are the library's typed ones, caught across the compilers.
+  // The errors are the library's typed ones, caught across the compilers, with the caller's line.
+  int line = 0;
   try {
-    t.at<float>({2, 0});
+    line = __LINE__; (void)t.at<float>({2, 0});
     CHECK(!"at() out of range did not throw");
   } catch (const tapeflow::OutOfRangeError& e) {
-    std::printf("caught: %s\n", e.what());
+    check_location(e, line);
   }
   try {
-    t.item<float>();
+    line = __LINE__; (void)t.item<float>();
     CHECK(!"item() of 4 elements did not throw");
   } catch (const tapeflow::InvalidArgumentError& e) {
-    std::printf("caught: %s\n", e.what());
+    check_location(e, line);
   }
   try {
-    t.to_vector<int32_t>();
+    line = __LINE__; (void)t.to_vector<int32_t>();
     CHECK(!"to_vector with the wrong dtype did not throw");
   } catch (const tapeflow::InvalidArgumentError& e) {
-    std::printf("caught: %s\n", e.what());
+    check_location(e, line);
   }
   std::printf(failures ? "clang templates: %d failures\n" : "clang templates: OK\n", failures);
   return failures ? 1 : 0;

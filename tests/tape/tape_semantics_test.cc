@@ -83,5 +83,92 @@ TEST(TapeSemanticsTest, ATargetComputedBeforeTheTapeStartedIsStillAnError) {
               HasSubstr("it was computed before the tape started, or from no tensor the tape watches"));
 }
 
+// Note [Unconnected gradients]: the gradient of a source the target does not depend on is empty
+// (a user's `if (!g.defined())` sees None, as in TensorFlow), and an op given it says whose
+// gradient it is, where gradient() was asked, and the op's own line.
+TEST(TapeSemanticsTest, AnUnconnectedGradientIsEmptyAndAnOpGivenItSaysWhereItWasAsked) {
+  Variable w(Tensor{1.f, 2.f}, "w");
+  const int created = __LINE__; Variable b(Tensor{3.f, 4.f}, "b");
+  GradientTape tape(/*persistent=*/true);
+  const Tensor loss = reduce_sum(w * w);  // b is not used
+  const int asked = __LINE__; std::vector<Tensor> g = tape.gradient(loss, {w, b});
+  ASSERT_TRUE(g[0].defined());
+  EXPECT_FALSE(g[1].defined());  // the None check users write
+  if (!g[1].defined()) SUCCEED();
+  EXPECT_EQ(g[1].impl(), nullptr);
+  ASSERT_NE(g[1].unconnected(), nullptr);
+  EXPECT_EQ(g[1].unconnected()->source_index, 1);
+  EXPECT_EQ(g[1].unconnected()->asked_at.line(), static_cast<uint_least32_t>(asked));
+  EXPECT_EQ(g[0].unconnected(), nullptr);
+  EXPECT_EQ(Tensor().unconnected(), nullptr);
+  const Tensor copy = g[1];  // copies keep the record
+  ASSERT_NE(copy.unconnected(), nullptr);
+
+  const std::string file = "tape_semantics_test.cc:";
+  const std::string whose = "the gradient of source 1 (variable 'b' created at " + file + std::to_string(created) +
+                            ") that the target does not depend on (an unconnected gradient, asked at " + file +
+                            std::to_string(asked) + "); pass Unconnected::kZero to get zeros";
+  auto op_line = [&](int line) { return "(at " + file + std::to_string(line) + ")"; };
+  // The eager context's one input check, whichever op and operand it is.
+  const int add_line = __LINE__; const std::string e1 = error_of([&] { (void)add(g[0], copy); });
+  EXPECT_THAT(e1, HasSubstr("[add] input 1 is " + whose));
+  EXPECT_THAT(e1, HasSubstr(op_line(add_line)));
+  const int square_line = __LINE__; const std::string e2 = error_of([&] { (void)square(g[1]); });
+  EXPECT_THAT(e2, HasSubstr("[square] input 0 is " + whose));
+  EXPECT_THAT(e2, HasSubstr(op_line(square_line)));
+  const int scalar_line = __LINE__; const std::string e3 = error_of([&] { (void)(0.5f * g[1]); });
+  EXPECT_THAT(e3, HasSubstr("[mul] input 'y' is " + whose));
+  EXPECT_THAT(e3, HasSubstr(op_line(scalar_line)));
+  // Accessors and printing say so too.
+  const int item_line = __LINE__; const std::string e4 = error_of([&] { (void)g[1].item<float>(); });
+  EXPECT_THAT(e4, HasSubstr("[item] The tensor is " + whose));
+  EXPECT_THAT(e4, HasSubstr(op_line(item_line)));
+  EXPECT_THAT(error_of([&] { (void)g[1].shape(); }), HasSubstr("[tensor] The tensor is " + whose));
+  EXPECT_EQ(g[1].to_string(), "tapeflow.Tensor(<empty: the unconnected gradient of source 1, asked at " + file +
+                                  std::to_string(asked) + ">)");
+  // A graph being built refuses it the same way.
+  {
+    Graph graph;
+    auto scope = graph.as_default();
+    const Tensor p = placeholder(DType::kFloat32, {2}, "p");
+    EXPECT_THAT(error_of([&] { (void)add(p, g[1]); }), HasSubstr("[add] input 1 is " + whose));
+  }
+  // A plain empty tensor still says only that.
+  EXPECT_THAT(error_of([&] { (void)add(g[0], Tensor()); }), HasSubstr("[add] input 1 is an empty tensor"));
+  // Unconnected::kZero still gives zeros; the connected gradient is unaffected.
+  EXPECT_EQ(tape.gradient(loss, {w, b}, Tensor(), Unconnected::kZero)[1].to_vector<float>(),
+            (std::vector<float>{0.f, 0.f}));
+  EXPECT_EQ(g[0].to_vector<float>(), (std::vector<float>{2.f, 4.f}));
+}
+
+TEST(TapeSemanticsTest, AnUnconnectedTensorSourceIsNamedByWhereItWasMade) {
+  const int made = __LINE__; const Tensor x = ones({2});  // an op's output knows its line
+  const Tensor w = ones({2}) * 3.f;
+  GradientTape tape;
+  tape.watch(x);
+  tape.watch(w);
+  const Tensor y = reduce_sum(w * w);
+  const int asked = __LINE__; const Tensor gx = tape.gradient(y, x);
+  EXPECT_FALSE(gx.defined());
+  EXPECT_THAT(error_of([&] { (void)(gx + 1.f); }),
+              HasSubstr("[add] input 0 is the gradient of source 0 (made at tape_semantics_test.cc:" +
+                        std::to_string(made) + ") that the target does not depend on (an unconnected gradient, "
+                        "asked at tape_semantics_test.cc:" + std::to_string(asked) + ")"));
+}
+
+TEST(TapeSemanticsTest, SymbolicGradientsMarkTheirUnconnectedGradientsToo) {
+  Graph graph;
+  auto scope = graph.as_default();
+  const Tensor x = placeholder(DType::kFloat32, {2}, "x");
+  const Tensor z = placeholder(DType::kFloat32, {2}, "z");
+  const Tensor y = reduce_sum(x * x);
+  const int asked = __LINE__; const std::vector<Tensor> d = gradients({y}, {x, z});
+  ASSERT_TRUE(d[0].defined());
+  EXPECT_FALSE(d[1].defined());
+  EXPECT_THAT(error_of([&] { (void)(d[1] + 1.f); }),
+              HasSubstr("[add] input 0 is the gradient of source 1 (tensor 'z:0') that the target does not depend "
+                        "on (an unconnected gradient, asked at tape_semantics_test.cc:" + std::to_string(asked) + ")"));
+}
+
 }  // namespace
 }  // namespace tapeflow

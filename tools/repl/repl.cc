@@ -24,8 +24,10 @@
 #include <vector>
 
 #include "cell.h"
+#include "missing_symbols.h"
 #include "clang/AST/Decl.h"
 #include "clang/Frontend/CompilerInstance.h"
+#include "clang/Interpreter/IncrementalExecutor.h"
 #include "clang/Interpreter/Interpreter.h"
 #include "llvm/LineEditor/LineEditor.h"
 #include "llvm/Support/Error.h"
@@ -146,6 +148,8 @@ class Repl {
     std::fflush(stdout);
     auto ptu = interp_->Parse(code);
     if (!ptu) return fail(ptu.takeError());
+    if (ptu->TheModule)  // Note [Missing symbols]
+      stub_missing_functions(*ptu->TheModule, [&](llvm::StringRef name) { return resolvable(name); });
     // Note [Initializer exceptions]: a statement's exception is caught in the cell's own code
     // (tapeflow_repl::run); a declaration's initializer runs in the interpreter's global
     // constructors, so its exception unwinds through the JIT's frames (clang::Interpreter
@@ -154,7 +158,7 @@ class Repl {
     // initializer is not run again and later inputs, declarations included, work (checked by
     // tests/repl/features.repl); the variable keeps its zero-filled storage (an empty Tensor).
     try {
-      if (llvm::Error err = interp_->Execute(*ptu)) return fail(std::move(err));
+      if (llvm::Error err = interp_->Execute(*ptu)) return fail_execution(std::move(err));
     } catch (const std::exception& e) {
       std::cout.flush();
       std::cerr << exception_type() << ": " << e.what() << std::endl;
@@ -176,7 +180,8 @@ class Repl {
     if (!ptu.TUPart) return out;
     for (clang::Decl* d : ptu.TUPart->decls()) {
       auto* var = llvm::dyn_cast<clang::VarDecl>(d);
-      if (!var || !var->getIdentifier()) continue;
+      // `extern int x;` declares what another input or library defines: not a variable of ours.
+      if (!var || !var->getIdentifier() || var->hasExternalStorage()) continue;
       std::string name = var->getNameAsString();
       if (name.rfind("__tf", 0) != 0) out.push_back(name);
     }
@@ -241,6 +246,32 @@ class Repl {
     std::string text = error_text(std::move(err));
     // clang has printed the diagnostics already.
     if (text != "Parsing failed.") std::cerr << "error: " << text << std::endl;
+    return false;
+  }
+
+  // True when the JIT can find `name` (an earlier input's definition, libtapeflow, the process).
+  bool resolvable(llvm::StringRef name) {
+    auto addr = interp_->getSymbolAddress(name);
+    if (addr) return true;
+    llvm::consumeError(addr.takeError());
+    return false;
+  }
+
+  // An input the JIT could not link or run although its functions were checked (Note [Missing
+  // symbols]): a variable nothing defines (`extern int nothing; nothing`). Its module failed as a
+  // whole; running the pending initialisers once more clears the failed one, so the next input
+  // does not fail on it. What that input compiled first stays unusable, so say what to do.
+  bool fail_execution(llvm::Error err) {
+    std::string text = error_text(std::move(err));
+    // ORC lists the failed symbols in hash order (it varies from run to run): JIT session error
+    // has named what is missing just above.
+    if (text.rfind("Failed to materialize symbols", 0) == 0) text = "the JIT could not link this input";
+    std::cerr << "error: " << text << std::endl;
+    if (auto engine = interp_->getExecutionEngine()) llvm::consumeError(engine->runCtors());
+    else llvm::consumeError(engine.takeError());
+    std::cerr << "note: this input could not be linked and did not run; earlier variables and code still work, "
+                 "but a later input that needs code compiled first here fails the same way (then %quit and "
+                 "start again)" << std::endl;
     return false;
   }
 
