@@ -40,7 +40,7 @@ std::atomic<int64_t> next_variable_id{1};
 void check_concrete(const char* api, const std::string& name, const char* what, const Tensor& t,
                     std::source_location loc) {
   if (!t.defined())
-    throw InvalidArgumentError(absl::StrCat("[", api, "] Variable '", name, "': the ", what, " is an empty tensor"),
+    throw InvalidArgumentError(absl::StrCat("[", api, "] Variable '", name, "': the ", what, " is ", t.empty_reason()),
                                loc);
   if (!t.device_tensor().buffer)
     throw InvalidArgumentError(absl::StrCat("[", api, "] Variable '", name, "': the ", what,

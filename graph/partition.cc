@@ -10,8 +10,8 @@ namespace tapeflow {
 
 namespace {
 // Plan-local nodes' ops (never in a user's graph; the executor runs them itself).
-OpDef kSendOp{.type = "_Send", .api_name = "_Send", .num_inputs = 1};
-OpDef kRecvOp{.type = "_Recv", .api_name = "_Recv", .num_inputs = 0};
+OpDef kSendOp{.type = "_Send", .api_name = "_Send", .num_inputs = 1, .infer = nullptr};
+OpDef kRecvOp{.type = "_Recv", .api_name = "_Recv", .num_inputs = 0, .infer = nullptr};
 }  // namespace
 
 int Plan::add_transfer(const TensorRef& ref, int src, Device* dst, int dst_lane, int src_slot, int& slots) {

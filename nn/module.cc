@@ -98,7 +98,7 @@ std::vector<Variable> Module::non_trainable_variables() const {
 // ---- Layer ----
 
 Tensor Layer::operator()(const Tensor& x, std::source_location loc) {
-  if (!x.defined()) fail("the input is an empty tensor", loc);
+  if (!x.defined()) fail("the input is " + x.empty_reason(), loc);
   if (!built_) {
     const size_t before = num_own_variables();
     try {

@@ -415,7 +415,7 @@ Tensor run1(const OpDef& op, const Tensor& x, AttrMap attrs, std::source_locatio
 // Composites read shapes before calling ops, so an empty handle must be caught first.
 void require_defined(const Tensor& x, const char* op, const char* name, std::source_location loc) {
   if (!x.defined())
-    throw InvalidArgumentError(absl::StrCat("[", op, "] input '", name, "' is an empty tensor"), loc);
+    throw InvalidArgumentError(absl::StrCat("[", op, "] input '", name, "' is ", x.empty_reason()), loc);
 }
 
 int checked_axis(const char* op, int64_t axis, int rank, std::source_location loc, int slack = 0) {

@@ -167,7 +167,7 @@ void register_creation_ops(OpRegistry& r) {
 
 Tensor fill(const ShapeArg& dims, const Operand& value, std::source_location loc) {
   const Tensor v = value.resolve("fill", nullptr);
-  if (!v.defined()) throw InvalidArgumentError("[fill] value is an empty tensor", loc);
+  if (!v.defined()) throw InvalidArgumentError("[fill] value is " + v.empty_reason(), loc);
   if (v.rank() != 0)
     throw InvalidArgumentError(absl::StrCat("[fill] value must be a scalar, got shape ", v.shape().to_string()), loc);
   // The value becomes an attribute, read on the host.

@@ -142,7 +142,7 @@ Tensor reshape_to(std::string_view equation, const Tensor& x, const Ints& shape,
 
 Tensor einsum_impl(std::string_view equation, absl::Span<const Tensor* const> operands, std::source_location loc) {
   for (size_t k = 0; k < operands.size(); ++k)
-    if (!operands[k]->defined()) throw InvalidArgumentError(absl::StrCat("[einsum] operand ", k, " is an empty tensor"), loc);
+    if (!operands[k]->defined()) throw InvalidArgumentError(absl::StrCat("[einsum] operand ", k, " is ", operands[k]->empty_reason()), loc);
   Parsed p = parse(equation, operands, loc);
   const std::map<char, int64_t> size = label_sizes(equation, p, operands, loc);
   if (operands.size() == 1) {

@@ -24,7 +24,7 @@ template <typename... Args>
 }
 
 void check_logits(const char* op, const Tensor& logits, std::source_location loc) {
-  if (!logits.defined()) fail(op, loc, "input 'logits' is an empty tensor");
+  if (!logits.defined()) fail(op, loc, "input 'logits' is ", logits.empty_reason());
   const DType dt = logits.dtype();
   if (dt != DType::kFloat32 && dt != DType::kFloat64)
     fail(op, loc, "input 'logits' has dtype ", dtype_name(dt), "; expected one of float32, float64");
@@ -57,7 +57,7 @@ Tensor softmax_cross_entropy_with_logits(const Tensor& labels, const Tensor& log
                                          std::source_location loc) {
   constexpr const char* kOp = "softmax_cross_entropy_with_logits";
   check_logits(kOp, logits, loc);
-  if (!labels.defined()) fail(kOp, loc, "input 'labels' is an empty tensor");
+  if (!labels.defined()) fail(kOp, loc, "input 'labels' is ", labels.empty_reason());
   if (labels.dtype() != logits.dtype())
     fail(kOp, loc, "'labels' and 'logits' must have the same dtype, got ", dtype_name(labels.dtype()), " and ",
          dtype_name(logits.dtype()));
@@ -73,7 +73,7 @@ Tensor softmax_cross_entropy_with_logits(const Tensor& labels, const Tensor& log
 Tensor sparse_softmax_cross_entropy_with_logits(const Tensor& labels, const Tensor& logits, std::source_location loc) {
   constexpr const char* kOp = "sparse_softmax_cross_entropy_with_logits";
   check_logits(kOp, logits, loc);
-  if (!labels.defined()) fail(kOp, loc, "input 'labels' is an empty tensor");
+  if (!labels.defined()) fail(kOp, loc, "input 'labels' is ", labels.empty_reason());
   if (labels.dtype() != DType::kInt32 && labels.dtype() != DType::kInt64)
     fail(kOp, loc, "input 'labels' has dtype ", dtype_name(labels.dtype()), "; expected one of int32, int64");
   const Shape& ls = logits.shape();

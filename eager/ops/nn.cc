@@ -14,7 +14,7 @@ namespace {
 
 // Checks dtype and axis up front so errors name the composite, not the ops inside it.
 int64_t check_logits(const char* op, const Tensor& logits, int64_t axis, std::source_location loc) {
-  if (!logits.defined()) throw InvalidArgumentError(absl::StrCat("[", op, "] input 'logits' is an empty tensor"), loc);
+  if (!logits.defined()) throw InvalidArgumentError(absl::StrCat("[", op, "] input 'logits' is ", logits.empty_reason()), loc);
   const DType dt = logits.dtype();
   if (dt != DType::kFloat32 && dt != DType::kFloat64)
     throw InvalidArgumentError(absl::StrCat("[", op, "] input 'logits' has dtype ", dtype_name(dt),
@@ -48,7 +48,7 @@ Tensor log_softmax(const Tensor& logits, int64_t axis, std::source_location loc)
 namespace {
 
 void check_defined(const char* op, const Tensor& t, const char* name, std::source_location loc) {
-  if (!t.defined()) throw InvalidArgumentError(absl::StrCat("[", op, "] input '", name, "' is an empty tensor"), loc);
+  if (!t.defined()) throw InvalidArgumentError(absl::StrCat("[", op, "] input '", name, "' is ", t.empty_reason()), loc);
 }
 
 void check_float(const char* op, const Tensor& t, const char* name, std::source_location loc) {

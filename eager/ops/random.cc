@@ -52,7 +52,9 @@ absl::StatusOr<OutputSpecs> normal_shape(const InferenceContext& ctx) {
 
 OpDef kRandomUniform{.type = "RandomUniform", .api_name = "random_uniform", .num_inputs = 0,
                      .infer = uniform_shape, .kernel_dtype_input = -1, .stateful = true, .differentiable = false,
-    .tf_form = "shape@shape T=int32 dtype:type seed:int=0 seed2:int=0 minval:int=0 maxval:int=0"};
+    // TensorFlow's RandomUniform has no range attrs (it scales with separate ops): tapeflow's
+    // minval/maxval (double or int64 by dtype) are written as its own "_minval"/"_maxval".
+    .tf_form = "shape@shape T=int32 dtype:type seed:int=0 seed2:int=0"};
 OpDef kRandomNormal{.type = "RandomNormal", .api_name = "random_normal", .num_inputs = 0, .infer = normal_shape,
                     .kernel_dtype_input = -1, .stateful = true, .differentiable = false,
     .tf_form = "shape@shape T=int32 dtype:type seed:int=0 seed2:int=0 mean:float=0 stddev:float=1"};

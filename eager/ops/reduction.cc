@@ -160,7 +160,7 @@ std::vector<int64_t> Axes::resolve(int rank) const {
 
 Tensor reduce_mean(const Tensor& x, const Axes& requested, bool keepdims, std::source_location loc) {
   // Checked here so errors name reduce_mean, not the ops it is made of.
-  if (!x.defined()) throw InvalidArgumentError("[reduce_mean] input 'x' is an empty tensor", loc);
+  if (!x.defined()) throw InvalidArgumentError("[reduce_mean] input 'x' is " + x.empty_reason(), loc);
   const DType dt = x.dtype();
   if (dt != DType::kFloat32 && dt != DType::kFloat64 && dt != DType::kInt32 && dt != DType::kInt64)
     throw InvalidArgumentError(absl::StrCat("[reduce_mean] input 'x' has dtype ", dtype_name(dt),

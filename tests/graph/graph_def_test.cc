@@ -681,5 +681,41 @@ TEST(GraphDefWireTest, ScatterNdShapeConstHasTheIndicesDtype) {
     EXPECT_EQ(values(a.run(y, {{updates, uv}})), (std::vector<float>{0, -7, 0, 2, 0}));
   }
 }
+
+// TensorFlow's RandomUniform has no range attrs; tapeflow's float or integer range travels as
+// "_minval"/"_maxval" and reads back to the same op and the same seeded values.
+TEST(GraphDefWireTest, RandomUniformRangesTravelAsTapeflowAttrs) {
+  for (DType dtype : {DType::kFloat32, DType::kInt32}) {
+    Graph g;
+    Tensor r;
+    {
+      auto scope = g.as_default();
+      r = random_uniform({3}, 2, 9, dtype, /*seed=*/7);
+    }
+    const GraphDef def = to_graph_def(g);
+    const proto::NodeDef* node = nullptr;
+    for (const auto& n : def.node())
+      if (n.op() == "RandomUniform") node = &n;
+    ASSERT_NE(node, nullptr) << dtype_name(dtype);
+    EXPECT_FALSE(node->attr().contains("minval"));
+    EXPECT_TRUE(node->attr().contains("_minval"));
+    EXPECT_TRUE(node->attr().contains("_maxval"));
+    Graph back = graph_from_graph_def(graph_def_from_binary(graph_def_to_binary(def)));
+    Session a(g), b(back);
+    const Tensor ra = a.run(r), rb = b.run(back.get_tensor_by_name(r.name()));
+    EXPECT_EQ(rb.dtype(), dtype);
+    EXPECT_EQ(rb.shape(), (Shape{3}));
+    EXPECT_EQ(back.get_tensor_by_name(r.name()).dtype(), dtype);
+    const Tensor lo = cast(ra, DType::kFloat64), hi = cast(rb, DType::kFloat64);
+    for (double v : lo.to_vector<double>()) {
+      EXPECT_GE(v, 2.0);
+      EXPECT_LT(v, 9.0);
+    }
+    for (double v : hi.to_vector<double>()) {
+      EXPECT_GE(v, 2.0);
+      EXPECT_LT(v, 9.0);
+    }
+  }
+}
 }  // namespace
 }  // namespace tapeflow

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <thread>
 
 #include "tapeflow.h"
@@ -168,6 +169,33 @@ TEST(TapeSemanticsTest, SymbolicGradientsMarkTheirUnconnectedGradientsToo) {
   EXPECT_THAT(error_of([&] { (void)(d[1] + 1.f); }),
               HasSubstr("[add] input 0 is the gradient of source 1 (tensor 'z:0') that the target does not depend "
                         "on (an unconnected gradient, asked at tape_semantics_test.cc:" + std::to_string(asked) + ")"));
+}
+
+// Composite ops check their inputs before any primitive runs; they name an unconnected
+// gradient as such too, not as "an empty tensor".
+TEST(TapeSemanticsTest, CompositeOpsAlsoNameAnUnconnectedGradient) {
+  Variable w(Tensor{{1.f, 2.f}}, "w");
+  Variable unused(Tensor{{3.f, 4.f}}, "unused");
+  GradientTape tape;
+  const std::vector<Tensor> g = tape.gradient(reduce_sum(w * w), {w, unused});
+  ASSERT_FALSE(g[1].defined());
+  const Tensor none = g[1];
+  Variable target(Tensor{{0.f, 0.f}}, "target");
+  const std::vector<std::pair<const char*, std::function<void()>>> uses = {
+      {"[reduce_mean]", [&] { (void)reduce_mean(none); }},
+      {"[softmax]", [&] { (void)softmax(none); }},
+      {"[softmax_cross_entropy_with_logits]", [&] { (void)softmax_cross_entropy_with_logits(none, w.read()); }},
+      {"[fill]", [&] { (void)fill({2}, none); }},
+      {"[einsum]", [&] { (void)einsum("ij,jk->ik", none, w.read()); }},
+      {"[assign]", [&] { (void)target.assign(none); }},
+  };
+  for (const auto& [op, use] : uses) {
+    const std::string message = error_of(use);
+    EXPECT_THAT(message, HasSubstr(op)) << message;
+    EXPECT_THAT(message, HasSubstr("an unconnected gradient")) << op << ": " << message;
+    EXPECT_THAT(message, HasSubstr("variable 'unused'")) << op << ": " << message;
+  }
+  EXPECT_EQ(target.read().to_vector<float>(), (std::vector<float>{0.f, 0.f}));  // unchanged
 }
 
 }  // namespace
