@@ -13,6 +13,7 @@
 #include "core/checked_size.h"
 #include "core/errors.h"
 #include "eager/context.h"
+#include "eager/ops/conv_shape.h"
 #include "eager/ops/shape_fns.h"
 
 namespace tapeflow {
@@ -98,45 +99,10 @@ absl::StatusOr<std::array<int64_t, 2>> window_output_hw(const char* op, const Sh
   return out;
 }
 
-}  // namespace internal
-
-namespace {
-
-using Ints = std::vector<int64_t>;
-using internal::invalid;
-
 absl::Status check_rank4(const InferenceContext& ctx, const Shape& s, const char* name, const char* layout) {
   if (s.rank() != 4)
     return invalid(ctx.op, "'", name, "' must have rank 4 ", layout, ", got shape ", s.to_string());
   return absl::OkStatus();
-}
-
-// Checks a conv2d call's input and filter shapes and attributes; returns conv2d's output shape.
-// The names say where each shape came from (an input tensor or a shape attribute).
-absl::StatusOr<Shape> conv_output_shape(const InferenceContext& ctx, const Shape& input, const char* input_name,
-                                        const Shape& filter, const char* filter_name) {
-  TF_RETURN_IF_ERROR(check_rank4(ctx, input, input_name, "[batch, height, width, channels]"));
-  TF_RETURN_IF_ERROR(check_rank4(ctx, filter, filter_name, "[height, width, in_channels, out_channels]"));
-  if (input.dim(3) >= 0 && filter.dim(2) >= 0 && input.dim(3) != filter.dim(2))
-    return invalid(ctx.op, "'", input_name, "' ", input.to_string(), " has ", input.dim(3), " channels but '",
-                   filter_name, "' ", filter.to_string(), " expects ", filter.dim(2), " input channels");
-  if (filter.dim(0) == 0 || filter.dim(1) == 0)
-    return invalid(ctx.op, "'", filter_name, "' ", filter.to_string(), " has an empty window");
-  TF_ASSIGN_OR_RETURN(auto strides, internal::spatial_pair(ctx.op, ctx.attrs.get<Ints>("strides"), "strides"));
-  TF_ASSIGN_OR_RETURN(bool same, internal::parse_padding(ctx.op, ctx.attrs.get<std::string>("padding")));
-  std::array<int64_t, 2> dilations{1, 1};
-  if (ctx.attrs.has("dilations")) {
-    TF_ASSIGN_OR_RETURN(dilations, internal::spatial_pair(ctx.op, ctx.attrs.get<Ints>("dilations"), "dilations"));
-  }
-  TF_ASSIGN_OR_RETURN(auto window, internal::dilated_window(ctx.op, {filter.dim(0), filter.dim(1)}, dilations));
-  const bool dilated = dilations[0] != 1 || dilations[1] != 1;
-  TF_ASSIGN_OR_RETURN(auto hw, internal::window_output_hw(
-                                   ctx.op, input, input_name, window,
-                                   absl::StrCat("filter window ", filter.dim(0), "x", filter.dim(1),
-                                                dilated ? absl::StrCat(" (", window[0], "x", window[1], " dilated)") : "",
-                                                " of '", filter_name, "' ", filter.to_string()),
-                                   strides, same));
-  return Shape{input.dim(0), hw[0], hw[1], filter.dim(3)};
 }
 
 absl::Status check_float(const InferenceContext& ctx, int i, const char* name) {
@@ -150,22 +116,102 @@ absl::Status check_same_dtype(const InferenceContext& ctx, int i, const char* a,
   return absl::OkStatus();
 }
 
-// A shape attribute of a backprop op: 4 known, non-negative dims.
 absl::StatusOr<Shape> shape_attr(const InferenceContext& ctx, const char* name) {
-  const Ints& v = ctx.attrs.get<Ints>(name);
-  if (v.size() != 4) return invalid(ctx.op, name, " ", internal::ints_to_string(v), " must have 4 entries, got ", v.size());
+  const std::vector<int64_t>& v = ctx.attrs.get<std::vector<int64_t>>(name);
+  if (v.size() != 4) return invalid(ctx.op, name, " ", ints_to_string(v), " must have 4 entries, got ", v.size());
   for (int64_t d : v)
-    if (d < 0) return invalid(ctx.op, name, " ", internal::ints_to_string(v), " must have known, non-negative dims");
+    if (d < 0) return invalid(ctx.op, name, " ", ints_to_string(v), " must have known, non-negative dims");
   return Shape(v);
 }
 
+absl::Status check_conv_operands(const InferenceContext& ctx, const Shape& input, const char* input_name,
+                                 const Shape& filter, const char* filter_name, const char* filter_layout) {
+  TF_RETURN_IF_ERROR(check_rank4(ctx, input, input_name, "[batch, height, width, channels]"));
+  TF_RETURN_IF_ERROR(check_rank4(ctx, filter, filter_name, filter_layout));
+  if (input.dim(3) >= 0 && filter.dim(2) >= 0 && input.dim(3) != filter.dim(2))
+    return invalid(ctx.op, "'", input_name, "' ", input.to_string(), " has ", input.dim(3), " channels but '",
+                   filter_name, "' ", filter.to_string(), " expects ", filter.dim(2), " input channels");
+  if (filter.dim(0) == 0 || filter.dim(1) == 0)
+    return invalid(ctx.op, "'", filter_name, "' ", filter.to_string(), " has an empty window");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::array<int64_t, 2>> filter_output_hw(const InferenceContext& ctx, const Shape& input,
+                                                         const char* input_name, const Shape& filter,
+                                                         const char* filter_name, std::array<int64_t, 2> strides,
+                                                         std::array<int64_t, 2> dilations, bool same,
+                                                         bool always_name_dilated) {
+  TF_ASSIGN_OR_RETURN(auto window, dilated_window(ctx.op, {filter.dim(0), filter.dim(1)}, dilations));
+  const bool dilated = always_name_dilated || dilations[0] != 1 || dilations[1] != 1;
+  return window_output_hw(ctx.op, input, input_name, window,
+                          absl::StrCat("filter window ", filter.dim(0), "x", filter.dim(1),
+                                       dilated ? absl::StrCat(" (", window[0], "x", window[1], " dilated)") : "",
+                                       " of '", filter_name, "' ", filter.to_string()),
+                          strides, same);
+}
+
+namespace {
 // out_backprop must have the forward op's output shape (unknown dims match anything).
 absl::Status check_out_backprop(const InferenceContext& ctx, const Shape& got, const Shape& expected,
-                                const std::string& forward) {
+                                ConvForwardDescFn desc, const Shape& input, const Shape& filter) {
   if (got.rank() != 4 || !got.is_compatible_with(expected))
-    return invalid(ctx.op, "'out_backprop' has shape ", got.to_string(), " but ", forward, " gives ",
+    return invalid(ctx.op, "'out_backprop' has shape ", got.to_string(), " but ", desc(ctx, input, filter), " gives ",
                    expected.to_string());
   return absl::OkStatus();
+}
+}  // namespace
+
+absl::StatusOr<OutputSpecs> conv_forward_shape(const InferenceContext& ctx, ConvOutputShapeFn output) {
+  TF_RETURN_IF_ERROR(check_float(ctx, 0, "input"));
+  TF_RETURN_IF_ERROR(check_same_dtype(ctx, 0, "input", 1, "filter"));
+  TF_ASSIGN_OR_RETURN(Shape out, output(ctx, ctx.inputs[0].shape, "input", ctx.inputs[1].shape, "filter"));
+  return single_output(ctx.inputs[0].dtype, std::move(out));
+}
+
+absl::StatusOr<OutputSpecs> conv_backprop_input_shape(const InferenceContext& ctx, ConvOutputShapeFn output,
+                                                      ConvForwardDescFn desc) {
+  TF_RETURN_IF_ERROR(check_float(ctx, 0, "filter"));
+  TF_RETURN_IF_ERROR(check_same_dtype(ctx, 0, "filter", 1, "out_backprop"));
+  TF_ASSIGN_OR_RETURN(Shape input, shape_attr(ctx, "input_shape"));
+  const Shape& filter = ctx.inputs[0].shape;
+  TF_ASSIGN_OR_RETURN(Shape expected, output(ctx, input, "input_shape", filter, "filter"));
+  TF_RETURN_IF_ERROR(check_out_backprop(ctx, ctx.inputs[1].shape, expected, desc, input, filter));
+  return single_output(ctx.inputs[0].dtype, std::move(input));
+}
+
+absl::StatusOr<OutputSpecs> conv_backprop_filter_shape(const InferenceContext& ctx, ConvOutputShapeFn output,
+                                                       ConvForwardDescFn desc) {
+  TF_RETURN_IF_ERROR(check_float(ctx, 0, "input"));
+  TF_RETURN_IF_ERROR(check_same_dtype(ctx, 0, "input", 1, "out_backprop"));
+  TF_ASSIGN_OR_RETURN(Shape filter, shape_attr(ctx, "filter_shape"));
+  const Shape& input = ctx.inputs[0].shape;
+  TF_ASSIGN_OR_RETURN(Shape expected, output(ctx, input, "input", filter, "filter_shape"));
+  TF_RETURN_IF_ERROR(check_out_backprop(ctx, ctx.inputs[1].shape, expected, desc, input, filter));
+  return single_output(ctx.inputs[0].dtype, std::move(filter));
+}
+
+}  // namespace internal
+
+namespace {
+
+using Ints = std::vector<int64_t>;
+using internal::invalid;
+
+// Checks a conv2d call's input and filter shapes and attributes; returns conv2d's output shape.
+// The names say where each shape came from (an input tensor or a shape attribute).
+absl::StatusOr<Shape> conv_output_shape(const InferenceContext& ctx, const Shape& input, const char* input_name,
+                                        const Shape& filter, const char* filter_name) {
+  TF_RETURN_IF_ERROR(internal::check_conv_operands(ctx, input, input_name, filter, filter_name,
+                                                   "[height, width, in_channels, out_channels]"));
+  TF_ASSIGN_OR_RETURN(auto strides, internal::spatial_pair(ctx.op, ctx.attrs.get<Ints>("strides"), "strides"));
+  TF_ASSIGN_OR_RETURN(bool same, internal::parse_padding(ctx.op, ctx.attrs.get<std::string>("padding")));
+  std::array<int64_t, 2> dilations{1, 1};
+  if (ctx.attrs.has("dilations")) {
+    TF_ASSIGN_OR_RETURN(dilations, internal::spatial_pair(ctx.op, ctx.attrs.get<Ints>("dilations"), "dilations"));
+  }
+  TF_ASSIGN_OR_RETURN(auto hw, internal::filter_output_hw(ctx, input, input_name, filter, filter_name, strides,
+                                                          dilations, same, /*always_name_dilated=*/false));
+  return Shape{input.dim(0), hw[0], hw[1], filter.dim(3)};
 }
 
 std::string forward_desc(const InferenceContext& ctx, const Shape& input, const Shape& filter) {
@@ -178,43 +224,15 @@ std::string forward_desc(const InferenceContext& ctx, const Shape& input, const 
                       " and ", ctx.attrs.get<std::string>("padding"), " padding");
 }
 
-// Inputs: input, filter. Attributes: strides, padding.
-absl::StatusOr<OutputSpecs> conv2d_shape(const InferenceContext& ctx) {
-  TF_RETURN_IF_ERROR(check_float(ctx, 0, "input"));
-  TF_RETURN_IF_ERROR(check_same_dtype(ctx, 0, "input", 1, "filter"));
-  TF_ASSIGN_OR_RETURN(Shape out, conv_output_shape(ctx, ctx.inputs[0].shape, "input", ctx.inputs[1].shape, "filter"));
-  return single_output(ctx.inputs[0].dtype, std::move(out));
-}
+using ConvShapes = internal::ConvShapeFns<conv_output_shape, forward_desc>;
 
-// Inputs: filter, out_backprop. Attributes: input_shape, strides, padding.
-absl::StatusOr<OutputSpecs> backprop_input_shape(const InferenceContext& ctx) {
-  TF_RETURN_IF_ERROR(check_float(ctx, 0, "filter"));
-  TF_RETURN_IF_ERROR(check_same_dtype(ctx, 0, "filter", 1, "out_backprop"));
-  TF_ASSIGN_OR_RETURN(Shape input, shape_attr(ctx, "input_shape"));
-  const Shape& filter = ctx.inputs[0].shape;
-  TF_ASSIGN_OR_RETURN(Shape expected, conv_output_shape(ctx, input, "input_shape", filter, "filter"));
-  TF_RETURN_IF_ERROR(check_out_backprop(ctx, ctx.inputs[1].shape, expected, forward_desc(ctx, input, filter)));
-  return single_output(ctx.inputs[0].dtype, std::move(input));
-}
-
-// Inputs: input, out_backprop. Attributes: filter_shape, strides, padding.
-absl::StatusOr<OutputSpecs> backprop_filter_shape(const InferenceContext& ctx) {
-  TF_RETURN_IF_ERROR(check_float(ctx, 0, "input"));
-  TF_RETURN_IF_ERROR(check_same_dtype(ctx, 0, "input", 1, "out_backprop"));
-  TF_ASSIGN_OR_RETURN(Shape filter, shape_attr(ctx, "filter_shape"));
-  const Shape& input = ctx.inputs[0].shape;
-  TF_ASSIGN_OR_RETURN(Shape expected, conv_output_shape(ctx, input, "input", filter, "filter_shape"));
-  TF_RETURN_IF_ERROR(check_out_backprop(ctx, ctx.inputs[1].shape, expected, forward_desc(ctx, input, filter)));
-  return single_output(ctx.inputs[0].dtype, std::move(filter));
-}
-
-OpDef kConv2D{.type = "Conv2D", .api_name = "conv2d", .num_inputs = 2, .infer = conv2d_shape,
+OpDef kConv2D{.type = "Conv2D", .api_name = "conv2d", .num_inputs = 2, .infer = ConvShapes::forward,
     .tf_form = "T=in0 strides:hw padding:string data_format=NHWC dilations:hw=[1,1,1,1]"};
 OpDef kConv2DBackpropInput{.type = "Conv2DBackpropInput", .api_name = "conv2d_backprop_input", .num_inputs = 2,
-                           .infer = backprop_input_shape,
+                           .infer = ConvShapes::backprop_input,
     .tf_form = "T=in0 input_shape@ints#0 strides:hw padding:string data_format=NHWC dilations:hw=[1,1,1,1]"};
 OpDef kConv2DBackpropFilter{.type = "Conv2DBackpropFilter", .api_name = "conv2d_backprop_filter", .num_inputs = 2,
-                            .infer = backprop_filter_shape,
+                            .infer = ConvShapes::backprop_filter,
     .tf_form = "T=in0 filter_shape@ints#1 strides:hw padding:string data_format=NHWC dilations:hw=[1,1,1,1]"};
 
 AttrMap window_attrs(std::vector<int64_t> strides, std::string_view padding, std::vector<int64_t> dilations = {1, 1}) {

@@ -3,7 +3,6 @@
 // devices/cpu/conv_variants.cc; the window geometry is conv2d's (eager/ops/conv.h, internal::).
 #include "eager/ops/conv_variants.h"
 
-#include <array>
 #include <optional>
 #include <string>
 
@@ -12,6 +11,7 @@
 #include "core/errors.h"
 #include "eager/context.h"
 #include "eager/ops/conv.h"
+#include "eager/ops/conv_shape.h"
 #include "eager/ops/shape_fns.h"
 
 namespace tapeflow {
@@ -22,30 +22,16 @@ using Ints = std::vector<int64_t>;
 using shape_fns::ints_to_string;
 using shape_fns::invalid;
 
-absl::Status check_rank4(const InferenceContext& ctx, const Shape& s, const char* name, const char* layout) {
-  if (s.rank() != 4) return invalid(ctx, "'", name, "' must have rank 4 ", layout, ", got shape ", s.to_string());
-  return absl::OkStatus();
-}
-
 // Checks a depthwise call's input and filter shapes and attributes; returns the output shape.
 absl::StatusOr<Shape> depthwise_output_shape(const InferenceContext& ctx, const Shape& input, const char* input_name,
                                              const Shape& filter, const char* filter_name) {
-  TF_RETURN_IF_ERROR(check_rank4(ctx, input, input_name, "[batch, height, width, channels]"));
-  TF_RETURN_IF_ERROR(check_rank4(ctx, filter, filter_name, "[height, width, in_channels, channel_multiplier]"));
-  if (input.dim(3) >= 0 && filter.dim(2) >= 0 && input.dim(3) != filter.dim(2))
-    return invalid(ctx, "'", input_name, "' ", input.to_string(), " has ", input.dim(3), " channels but '", filter_name,
-                   "' ", filter.to_string(), " expects ", filter.dim(2), " input channels");
-  if (filter.dim(0) == 0 || filter.dim(1) == 0)
-    return invalid(ctx, "'", filter_name, "' ", filter.to_string(), " has an empty window");
+  TF_RETURN_IF_ERROR(internal::check_conv_operands(ctx, input, input_name, filter, filter_name,
+                                                   "[height, width, in_channels, channel_multiplier]"));
   TF_ASSIGN_OR_RETURN(auto strides, internal::spatial_pair(ctx.op, ctx.attrs.get<Ints>("strides"), "strides"));
   TF_ASSIGN_OR_RETURN(auto dilations, internal::spatial_pair(ctx.op, ctx.attrs.get<Ints>("dilations"), "dilations"));
   TF_ASSIGN_OR_RETURN(bool same, internal::parse_padding(ctx.op, ctx.attrs.get<std::string>("padding")));
-  TF_ASSIGN_OR_RETURN(auto window, internal::dilated_window(ctx.op, {filter.dim(0), filter.dim(1)}, dilations));
-  TF_ASSIGN_OR_RETURN(auto hw, internal::window_output_hw(
-                                   ctx.op, input, input_name, window,
-                                   absl::StrCat("filter window ", filter.dim(0), "x", filter.dim(1), " (", window[0],
-                                                "x", window[1], " dilated) of '", filter_name, "' ", filter.to_string()),
-                                   strides, same));
+  TF_ASSIGN_OR_RETURN(auto hw, internal::filter_output_hw(ctx, input, input_name, filter, filter_name, strides,
+                                                          dilations, same, /*always_name_dilated=*/true));
   int64_t channels = -1;
   const int64_t c = input.dim(3) >= 0 ? input.dim(3) : filter.dim(2);
   if (c >= 0 && filter.dim(3) >= 0) {
@@ -56,77 +42,25 @@ absl::StatusOr<Shape> depthwise_output_shape(const InferenceContext& ctx, const 
   return Shape{input.dim(0), hw[0], hw[1], channels};
 }
 
-absl::Status check_float(const InferenceContext& ctx, int i, const char* name) {
-  return check_dtype_in(ctx, i, name, {DType::kFloat32, DType::kFloat64});
+std::string depthwise_desc(const InferenceContext& ctx, const Shape& input, const Shape& filter) {
+  return absl::StrCat("depthwise_conv2d of input ", input.to_string(), " with filter ", filter.to_string(),
+                      ", strides ", ints_to_string(ctx.attrs.get<Ints>("strides")), ", dilations ",
+                      ints_to_string(ctx.attrs.get<Ints>("dilations")), " and ", ctx.attrs.get<std::string>("padding"),
+                      " padding");
 }
 
-absl::Status check_same_dtype(const InferenceContext& ctx, int i, const char* a, int j, const char* b) {
-  if (ctx.inputs[i].dtype != ctx.inputs[j].dtype)
-    return invalid(ctx, "'", a, "' and '", b, "' must have the same dtype, got ", dtype_name(ctx.inputs[i].dtype),
-                   " and ", dtype_name(ctx.inputs[j].dtype));
-  return absl::OkStatus();
-}
-
-// A shape attribute of a backprop op: 4 known, non-negative dims.
-absl::StatusOr<Shape> shape_attr(const InferenceContext& ctx, const char* name) {
-  const Ints& v = ctx.attrs.get<Ints>(name);
-  if (v.size() != 4) return invalid(ctx, name, " ", ints_to_string(v), " must have 4 entries, got ", v.size());
-  for (int64_t d : v)
-    if (d < 0) return invalid(ctx, name, " ", ints_to_string(v), " must have known, non-negative dims");
-  return Shape(v);
-}
-
-absl::Status check_out_backprop(const InferenceContext& ctx, const Shape& got, const Shape& expected,
-                                const Shape& input, const Shape& filter) {
-  if (got.rank() != 4 || !got.is_compatible_with(expected))
-    return invalid(ctx, "'out_backprop' has shape ", got.to_string(), " but depthwise_conv2d of input ",
-                   input.to_string(), " with filter ", filter.to_string(), ", strides ",
-                   ints_to_string(ctx.attrs.get<Ints>("strides")), ", dilations ",
-                   ints_to_string(ctx.attrs.get<Ints>("dilations")), " and ", ctx.attrs.get<std::string>("padding"),
-                   " padding gives ", expected.to_string());
-  return absl::OkStatus();
-}
-
-// Inputs: input, filter. Attributes: strides, padding, dilations.
-absl::StatusOr<OutputSpecs> depthwise_shape(const InferenceContext& ctx) {
-  TF_RETURN_IF_ERROR(check_float(ctx, 0, "input"));
-  TF_RETURN_IF_ERROR(check_same_dtype(ctx, 0, "input", 1, "filter"));
-  TF_ASSIGN_OR_RETURN(Shape out, depthwise_output_shape(ctx, ctx.inputs[0].shape, "input", ctx.inputs[1].shape, "filter"));
-  return single_output(ctx.inputs[0].dtype, std::move(out));
-}
-
-// Inputs: filter, out_backprop. Attributes: input_shape, strides, padding, dilations.
-absl::StatusOr<OutputSpecs> backprop_input_shape(const InferenceContext& ctx) {
-  TF_RETURN_IF_ERROR(check_float(ctx, 0, "filter"));
-  TF_RETURN_IF_ERROR(check_same_dtype(ctx, 0, "filter", 1, "out_backprop"));
-  TF_ASSIGN_OR_RETURN(Shape input, shape_attr(ctx, "input_shape"));
-  const Shape& filter = ctx.inputs[0].shape;
-  TF_ASSIGN_OR_RETURN(Shape expected, depthwise_output_shape(ctx, input, "input_shape", filter, "filter"));
-  TF_RETURN_IF_ERROR(check_out_backprop(ctx, ctx.inputs[1].shape, expected, input, filter));
-  return single_output(ctx.inputs[0].dtype, std::move(input));
-}
-
-// Inputs: input, out_backprop. Attributes: filter_shape, strides, padding, dilations.
-absl::StatusOr<OutputSpecs> backprop_filter_shape(const InferenceContext& ctx) {
-  TF_RETURN_IF_ERROR(check_float(ctx, 0, "input"));
-  TF_RETURN_IF_ERROR(check_same_dtype(ctx, 0, "input", 1, "out_backprop"));
-  TF_ASSIGN_OR_RETURN(Shape filter, shape_attr(ctx, "filter_shape"));
-  const Shape& input = ctx.inputs[0].shape;
-  TF_ASSIGN_OR_RETURN(Shape expected, depthwise_output_shape(ctx, input, "input", filter, "filter_shape"));
-  TF_RETURN_IF_ERROR(check_out_backprop(ctx, ctx.inputs[1].shape, expected, input, filter));
-  return single_output(ctx.inputs[0].dtype, std::move(filter));
-}
+using DepthwiseShapes = internal::ConvShapeFns<depthwise_output_shape, depthwise_desc>;
 
 OpDef kDepthwise{.type = "DepthwiseConv2dNative", .api_name = "depthwise_conv2d", .num_inputs = 2,
-                 .infer = depthwise_shape,
+                 .infer = DepthwiseShapes::forward,
     .tf_form = "T=in0 strides:hw padding:string data_format=NHWC dilations:hw=[1,1,1,1]"};
 OpDef kDepthwiseBackpropInput{.type = "DepthwiseConv2dNativeBackpropInput",
                               .api_name = "depthwise_conv2d_backprop_input", .num_inputs = 2,
-                              .infer = backprop_input_shape,
+                              .infer = DepthwiseShapes::backprop_input,
     .tf_form = "T=in0 input_shape@ints#0 strides:hw padding:string data_format=NHWC dilations:hw=[1,1,1,1]"};
 OpDef kDepthwiseBackpropFilter{.type = "DepthwiseConv2dNativeBackpropFilter",
                                .api_name = "depthwise_conv2d_backprop_filter", .num_inputs = 2,
-                               .infer = backprop_filter_shape,
+                               .infer = DepthwiseShapes::backprop_filter,
     .tf_form = "T=in0 filter_shape@ints#1 strides:hw padding:string data_format=NHWC dilations:hw=[1,1,1,1]"};
 
 AttrMap window_attrs(Ints strides, std::string_view padding, Ints dilations) {

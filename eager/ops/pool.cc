@@ -11,6 +11,7 @@
 #include "eager/context.h"
 #include "eager/ops/shape_fns.h"
 #include "eager/ops/conv.h"
+#include "eager/ops/conv_shape.h"
 
 namespace tapeflow {
 
@@ -18,6 +19,8 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
+using internal::check_float;
+using internal::check_same_dtype;
 using shape_fns::invalid;
 
 using shape_fns::ints_to_string;
@@ -47,17 +50,6 @@ absl::StatusOr<Shape> pooled_shape(const InferenceContext& ctx, const Shape& inp
                                                           absl::StrCat("ksize ", ints_to_string(ksize_attr)), strides, same));
   if (nchw) return Shape{input.dim(0), input.dim(1), hw[0], hw[1]};
   return Shape{input.dim(0), hw[0], hw[1], input.dim(3)};
-}
-
-absl::Status check_float(const InferenceContext& ctx, int i, const char* name) {
-  return check_dtype_in(ctx, i, name, {DType::kFloat32, DType::kFloat64});
-}
-
-absl::Status check_same_dtype(const InferenceContext& ctx, int i, const char* a, int j, const char* b) {
-  if (ctx.inputs[i].dtype != ctx.inputs[j].dtype)
-    return invalid(ctx, "'", a, "' and '", b, "' must have the same dtype, got ", dtype_name(ctx.inputs[i].dtype),
-                   " and ", dtype_name(ctx.inputs[j].dtype));
-  return absl::OkStatus();
 }
 
 // A gradient-side input must have the forward op's output shape (unknown dims match anything).
