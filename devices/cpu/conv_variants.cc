@@ -67,6 +67,13 @@ inline void for_tap(const Geometry& g, int64_t b, int64_t oy, int64_t ox, int64_
   fn(((b * g.h + y) * g.w + x) * g.c, (i * g.kw + j) * g.c * g.m, ((b * g.oh + oy) * g.ow + ox) * g.oc);
 }
 
+// for_tap over every tap (i, j) of output pixel (b, oy, ox), row-major.
+template <typename Fn>
+inline void for_pixel_taps(const Geometry& g, int64_t b, int64_t oy, int64_t ox, Fn fn) {
+  for (int64_t i = 0; i < g.kh; ++i)
+    for (int64_t j = 0; j < g.kw; ++j) for_tap(g, b, oy, ox, i, j, fn);
+}
+
 // One tap over every channel: kind 0 forward, 1 input gradient, 2 filter gradient.
 template <int kKind, typename T>
 inline void tap_channels(const Geometry& g, const T* xs, const T* fs, const T* ys, T* out) {
@@ -94,11 +101,9 @@ void forward(const Geometry& g, const T* x, const T* f, T* y) {
     for (int64_t r = begin; r < end; ++r) {
       const int64_t b = r / g.oh, oy = r % g.oh;
       for (int64_t ox = 0; ox < g.ow; ++ox)
-        for (int64_t i = 0; i < g.kh; ++i)
-          for (int64_t j = 0; j < g.kw; ++j)
-            for_tap(g, b, oy, ox, i, j, [&](int64_t xo, int64_t fo, int64_t yo) {
-              tap_channels<0, T>(g, x + xo, f + fo, nullptr, y + yo);
-            });
+        for_pixel_taps(g, b, oy, ox, [&](int64_t xo, int64_t fo, int64_t yo) {
+          tap_channels<0, T>(g, x + xo, f + fo, nullptr, y + yo);
+        });
     }
   });
 }
@@ -110,11 +115,9 @@ void backprop_input(const Geometry& g, const T* f, const T* dy, T* dx) {
     for (int64_t b = begin; b < end; ++b)
       for (int64_t oy = 0; oy < g.oh; ++oy)
         for (int64_t ox = 0; ox < g.ow; ++ox)
-          for (int64_t i = 0; i < g.kh; ++i)
-            for (int64_t j = 0; j < g.kw; ++j)
-              for_tap(g, b, oy, ox, i, j, [&](int64_t xo, int64_t fo, int64_t yo) {
-                tap_channels<1, T>(g, nullptr, f + fo, dy + yo, dx + xo);
-              });
+          for_pixel_taps(g, b, oy, ox, [&](int64_t xo, int64_t fo, int64_t yo) {
+            tap_channels<1, T>(g, nullptr, f + fo, dy + yo, dx + xo);
+          });
   });
 }
 
