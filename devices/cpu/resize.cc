@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "devices/cpu/register.h"
@@ -66,8 +67,38 @@ Flags flags(const KernelContext& ctx) {
 struct Dims {
   int64_t n, h, w, c, oh, ow;
 };
-Dims dims(const Shape& small, const Shape& resized) {
-  return {small.dim(0), small.dim(1), small.dim(2), small.dim(3), resized.dim(1), resized.dim(2)};
+
+// The geometry and, per output row (ys) and column (xs), where it samples the small image:
+// Interp for bilinear, the source index for nearest, under the call's flags. The forward and
+// gradient kernels of one method sample alike.
+template <bool kBilinear>
+struct Sampling {
+  using Axis = std::vector<std::conditional_t<kBilinear, Interp, int64_t>>;
+  Dims d;
+  Axis ys, xs;
+};
+
+template <bool kBilinear>
+Sampling<kBilinear> sampling(const KernelContext& ctx, const Shape& small, const Shape& resized) {
+  const Dims d{small.dim(0), small.dim(1), small.dim(2), small.dim(3), resized.dim(1), resized.dim(2)};
+  const Flags f = flags(ctx);
+  auto axis = [&](int64_t out, int64_t in) {
+    if constexpr (kBilinear) {
+      return interpolation(out, in, resize_scale(in, out, f.align_corners), f.half_pixel);
+    } else {
+      return nearest(out, in, resize_scale(in, out, f.align_corners), f.align_corners, f.half_pixel);
+    }
+  };
+  return {d, axis(d.oh, d.h), axis(d.ow, d.w)};
+}
+
+// A gradient kernel's output, zero-filled: each grads pixel adds into it.
+template <typename T>
+T* zeroed_output(KernelContext& ctx) {
+  DeviceTensor& out = ctx.output(0);
+  T* dx = out.data<T>();
+  std::fill(dx, dx + out.num_elements(), T(0));
+  return dx;
 }
 
 template <typename T>
@@ -75,10 +106,7 @@ absl::Status resize_bilinear_kernel(KernelContext& ctx) {
   const DeviceTensor& in = ctx.input(0);
   DeviceTensor& out = ctx.output(0);
   if (out.num_elements() == 0) return absl::OkStatus();
-  const Dims d = dims(in.shape, out.shape);
-  const Flags f = flags(ctx);
-  const auto ys = interpolation(d.oh, d.h, resize_scale(d.h, d.oh, f.align_corners), f.half_pixel);
-  const auto xs = interpolation(d.ow, d.w, resize_scale(d.w, d.ow, f.align_corners), f.half_pixel);
+  const auto [d, ys, xs] = sampling<true>(ctx, in.shape, out.shape);
   const T* x = in.data<T>();
   T* y = out.data<T>();
   parallel_for(d.n * d.oh, d.ow * d.c * 8, [&](int64_t begin, int64_t end) {
@@ -108,13 +136,9 @@ template <typename T>
 absl::Status resize_bilinear_grad_kernel(KernelContext& ctx) {
   const DeviceTensor& grads = ctx.input(0);
   DeviceTensor& out = ctx.output(0);
-  T* dx = out.data<T>();
-  std::fill(dx, dx + out.num_elements(), T(0));
+  T* dx = zeroed_output<T>(ctx);
   if (out.num_elements() == 0 || grads.num_elements() == 0) return absl::OkStatus();
-  const Dims d = dims(out.shape, grads.shape);
-  const Flags f = flags(ctx);
-  const auto ys = interpolation(d.oh, d.h, resize_scale(d.h, d.oh, f.align_corners), f.half_pixel);
-  const auto xs = interpolation(d.ow, d.w, resize_scale(d.w, d.ow, f.align_corners), f.half_pixel);
+  const auto [d, ys, xs] = sampling<true>(ctx, out.shape, grads.shape);
   const T* g = grads.data<T>();
   parallel_for(d.n, d.oh * d.ow * d.c * 8, [&](int64_t begin, int64_t end) {
     for (int64_t b = begin; b < end; ++b)
@@ -143,10 +167,7 @@ absl::Status resize_nearest_kernel(KernelContext& ctx) {
   const DeviceTensor& in = ctx.input(0);
   DeviceTensor& out = ctx.output(0);
   if (out.num_elements() == 0) return absl::OkStatus();
-  const Dims d = dims(in.shape, out.shape);
-  const Flags f = flags(ctx);
-  const auto ys = nearest(d.oh, d.h, resize_scale(d.h, d.oh, f.align_corners), f.align_corners, f.half_pixel);
-  const auto xs = nearest(d.ow, d.w, resize_scale(d.w, d.ow, f.align_corners), f.align_corners, f.half_pixel);
+  const auto [d, ys, xs] = sampling<false>(ctx, in.shape, out.shape);
   const T* x = in.data<T>();
   T* y = out.data<T>();
   parallel_for(d.n * d.oh, d.ow * d.c, [&](int64_t begin, int64_t end) {
@@ -165,13 +186,9 @@ template <typename T>
 absl::Status resize_nearest_grad_kernel(KernelContext& ctx) {
   const DeviceTensor& grads = ctx.input(0);
   DeviceTensor& out = ctx.output(0);
-  T* dx = out.data<T>();
-  std::fill(dx, dx + out.num_elements(), T(0));
+  T* dx = zeroed_output<T>(ctx);
   if (out.num_elements() == 0 || grads.num_elements() == 0) return absl::OkStatus();
-  const Dims d = dims(out.shape, grads.shape);
-  const Flags f = flags(ctx);
-  const auto ys = nearest(d.oh, d.h, resize_scale(d.h, d.oh, f.align_corners), f.align_corners, f.half_pixel);
-  const auto xs = nearest(d.ow, d.w, resize_scale(d.w, d.ow, f.align_corners), f.align_corners, f.half_pixel);
+  const auto [d, ys, xs] = sampling<false>(ctx, out.shape, grads.shape);
   const T* g = grads.data<T>();
   parallel_for(d.n, d.oh * d.ow * d.c, [&](int64_t begin, int64_t end) {
     for (int64_t b = begin; b < end; ++b)

@@ -51,17 +51,21 @@ absl::Status check_spatial(const InferenceContext& ctx, const Shape& s, const ch
   return absl::OkStatus();
 }
 
-// ResizeBilinear, ResizeNearestNeighbor. Inputs: images. Attributes: size, align_corners,
-// half_pixel_centers.
-absl::StatusOr<OutputSpecs> resize_shape(const InferenceContext& ctx) {
-  TF_RETURN_IF_ERROR(check_dtype_in(ctx, 0, "images", shape_fns::kFloating));
-  TF_RETURN_IF_ERROR(check_rank4(ctx, 0, "images"));
+// Input 0 (named `name`) [batch, height, width, channels] resized to the size attribute:
+// [batch, size[0], size[1], channels], after checking it and the flags.
+absl::StatusOr<OutputSpecs> sized_like_input(const InferenceContext& ctx, const char* name) {
+  TF_RETURN_IF_ERROR(check_dtype_in(ctx, 0, name, shape_fns::kFloating));
+  TF_RETURN_IF_ERROR(check_rank4(ctx, 0, name));
   TF_RETURN_IF_ERROR(check_flags(ctx));
   const Shape& in = ctx.inputs[0].shape;
-  TF_RETURN_IF_ERROR(check_spatial(ctx, in, "images"));
+  TF_RETURN_IF_ERROR(check_spatial(ctx, in, name));
   TF_ASSIGN_OR_RETURN(auto size, size_attr(ctx));
   return single_output(ctx.inputs[0].dtype, Shape{in.dim(0), size[0], size[1], in.dim(3)});
 }
+
+// ResizeBilinear, ResizeNearestNeighbor. Inputs: images. Attributes: size, align_corners,
+// half_pixel_centers.
+absl::StatusOr<OutputSpecs> resize_shape(const InferenceContext& ctx) { return sized_like_input(ctx, "images"); }
 
 // ResizeBilinearGrad. Inputs: grads, original_image.
 absl::StatusOr<OutputSpecs> bilinear_grad_shape(const InferenceContext& ctx) {
@@ -86,15 +90,7 @@ absl::StatusOr<OutputSpecs> bilinear_grad_shape(const InferenceContext& ctx) {
 }
 
 // ResizeNearestNeighborGrad. Inputs: grads. Attributes: size (the original image's), flags.
-absl::StatusOr<OutputSpecs> nearest_grad_shape(const InferenceContext& ctx) {
-  TF_RETURN_IF_ERROR(check_dtype_in(ctx, 0, "grads", shape_fns::kFloating));
-  TF_RETURN_IF_ERROR(check_rank4(ctx, 0, "grads"));
-  TF_RETURN_IF_ERROR(check_flags(ctx));
-  const Shape& g = ctx.inputs[0].shape;
-  TF_RETURN_IF_ERROR(check_spatial(ctx, g, "grads"));
-  TF_ASSIGN_OR_RETURN(auto size, size_attr(ctx));
-  return single_output(ctx.inputs[0].dtype, Shape{g.dim(0), size[0], size[1], g.dim(3)});
-}
+absl::StatusOr<OutputSpecs> nearest_grad_shape(const InferenceContext& ctx) { return sized_like_input(ctx, "grads"); }
 
 OpDef kResizeBilinear{.type = "ResizeBilinear", .api_name = "resize_bilinear", .num_inputs = 1, .infer = resize_shape,
                       .tf_form = "T=in0 size@ints align_corners:bool=false half_pixel_centers:bool=false"};
