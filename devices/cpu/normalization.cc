@@ -161,24 +161,40 @@ LrnAttrs lrn_attrs(const KernelContext& ctx) {
           ctx.attrs.get<double>("beta")};
 }
 
+// Element i's window in its row: the flat indices [lo, hi), and the sum of squares of x over them
+// (in double).
+struct LrnWindow {
+  int64_t lo, hi;
+  double sqr;
+};
+
+// Calls fn(i, window) for every element i of x, an NHWC tensor of `n` elements normalized over its
+// last dim (`depth`); rows are split over threads, cost_per_element as parallel_for's.
+template <typename T, typename Fn>
+void for_each_lrn_window(const LrnAttrs& p, const T* x, int64_t n, int64_t depth, int64_t cost_per_element, Fn fn) {
+  const int64_t rows = depth == 0 ? 0 : n / depth;
+  parallel_for(rows, depth * cost_per_element, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t row = r * depth;
+      for (int64_t d = 0; d < depth; ++d) {
+        const int64_t lo = row + std::max<int64_t>(0, d - p.radius), hi = row + std::min(depth, d + p.radius + 1);
+        double sqr = 0;
+        for (int64_t k = lo; k < hi; ++k) sqr += static_cast<double>(x[k]) * x[k];
+        fn(row + d, LrnWindow{lo, hi, sqr});
+      }
+    }
+  });
+}
+
 // LRN over the last dim: rows of depth D, each normalized by its window's sum of squares.
 template <typename T>
 absl::Status lrn_kernel(KernelContext& ctx) {
   const DeviceTensor& in = ctx.input(0);
   const LrnAttrs p = lrn_attrs(ctx);
-  const int64_t depth = in.shape.dim(3), rows = depth == 0 ? 0 : in.num_elements() / depth;
   const T* x = in.data<T>();
   T* y = ctx.output(0).data<T>();
-  parallel_for(rows, depth * 4, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const T* xr = x + r * depth;
-      for (int64_t d = 0; d < depth; ++d) {
-        const int64_t lo = std::max<int64_t>(0, d - p.radius), hi = std::min(depth, d + p.radius + 1);
-        double sqr = 0;
-        for (int64_t k = lo; k < hi; ++k) sqr += static_cast<double>(xr[k]) * xr[k];
-        y[r * depth + d] = static_cast<T>(xr[d] * std::pow(p.bias + p.alpha * sqr, -p.beta));
-      }
-    }
+  for_each_lrn_window(p, x, in.num_elements(), in.shape.dim(3), 4, [&](int64_t i, const LrnWindow& w) {
+    y[i] = static_cast<T>(x[i] * std::pow(p.bias + p.alpha * w.sqr, -p.beta));
   });
   return absl::OkStatus();
 }
@@ -189,27 +205,18 @@ template <typename T>
 absl::Status lrn_grad_kernel(KernelContext& ctx) {
   const DeviceTensor& grads = ctx.input(0);
   const LrnAttrs p = lrn_attrs(ctx);
-  const int64_t depth = grads.shape.dim(3), rows = depth == 0 ? 0 : grads.num_elements() / depth;
   const T* g = grads.data<T>();
   const T* x = ctx.input(1).data<T>();
   const T* out = ctx.input(2).data<T>();
   T* dx = ctx.output(0).data<T>();
   std::fill(dx, dx + ctx.output(0).num_elements(), T(0));
-  parallel_for(rows, depth * 8, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const T* xr = x + r * depth;
-      for (int64_t j = 0; j < depth; ++j) {
-        const int64_t lo = std::max<int64_t>(0, j - p.radius), hi = std::min(depth, j + p.radius + 1);
-        double norm = 0;
-        for (int64_t k = lo; k < hi; ++k) norm += static_cast<double>(xr[k]) * xr[k];
-        norm = p.bias + p.alpha * norm;
-        const double gj = g[r * depth + j], oj = out[r * depth + j];
-        for (int64_t k = lo; k < hi; ++k) {
-          double d = -2 * p.alpha * p.beta * xr[k] * oj / norm;
-          if (k == j) d += std::pow(norm, -p.beta);
-          dx[r * depth + k] += static_cast<T>(d * gj);
-        }
-      }
+  for_each_lrn_window(p, x, grads.num_elements(), grads.shape.dim(3), 8, [&](int64_t j, const LrnWindow& w) {
+    const double norm = p.bias + p.alpha * w.sqr;
+    const double gj = g[j], oj = out[j];
+    for (int64_t k = w.lo; k < w.hi; ++k) {
+      double d = -2 * p.alpha * p.beta * x[k] * oj / norm;
+      if (k == j) d += std::pow(norm, -p.beta);
+      dx[k] += static_cast<T>(d * gj);
     }
   });
   return absl::OkStatus();
