@@ -18,6 +18,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "devices/cpu/kernel_util.h"
 #include "devices/cpu/register.h"
 #include "devices/cpu/thread_pool.h"
 #include "devices/kernel_registry.h"
@@ -28,13 +29,6 @@ namespace tapeflow::cpu {
 namespace {
 
 using Dims = absl::InlinedVector<int64_t, 8>;
-
-template <size_t N> struct Carrier;
-template <> struct Carrier<1> { using type = uint8_t; };
-template <> struct Carrier<2> { using type = uint16_t; };
-template <> struct Carrier<4> { using type = uint32_t; };
-template <> struct Carrier<8> { using type = uint64_t; };
-template <typename T> using CarrierOf = typename Carrier<sizeof(T)>::type;
 
 // Registers make.template operator()<T>() for all six dtypes.
 template <typename MakeFn>
@@ -392,7 +386,7 @@ absl::Status gather_impl(KernelContext& ctx) {
 
 template <typename U>
 absl::Status gather_kernel(KernelContext& ctx) {
-  return ctx.input(1).dtype == DType::kInt32 ? gather_impl<U, int32_t>(ctx) : gather_impl<U, int64_t>(ctx);
+  return with_index_type(ctx.input(1).dtype, [&]<typename Index>() { return gather_impl<U, Index>(ctx); });
 }
 
 // ---- one_hot ----

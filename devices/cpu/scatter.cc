@@ -3,8 +3,8 @@
 // indexed tensor as [its first K dims..., slice] where a slice is the block of its remaining
 // dims. Every index row is validated before anything is written, as TensorFlow's CPU kernels do.
 //
-// GatherNd and TensorScatterUpdate only move bytes: one instantiation per element size, as in
-// devices/cpu/array.cc. ScatterNd adds, so it is typed; it runs serially (rows may repeat).
+// GatherNd and TensorScatterUpdate only move bytes: one instantiation per element size
+// (devices/cpu/kernel_util.h). ScatterNd adds, so it is typed; it runs serially (rows may repeat).
 #include <cstring>
 #include <string>
 #include <vector>
@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "core/checked_size.h"
 #include "core/errors.h"
+#include "devices/cpu/kernel_util.h"
 #include "devices/cpu/register.h"
 #include "devices/cpu/thread_pool.h"
 #include "devices/functors.h"
@@ -21,12 +22,6 @@
 namespace tapeflow::cpu {
 
 namespace {
-
-template <size_t N> struct Carrier;
-template <> struct Carrier<1> { using type = uint8_t; };
-template <> struct Carrier<4> { using type = uint32_t; };
-template <> struct Carrier<8> { using type = uint64_t; };
-template <typename T> using CarrierOf = typename Carrier<sizeof(T)>::type;
 
 // The index rows of `indices` resolved to flat slice offsets into `target`'s first K dims.
 struct SlicePlan {
@@ -80,6 +75,17 @@ absl::StatusOr<SlicePlan> plan_slices(const DeviceTensor& indices, const Shape& 
   return p;
 }
 
+// plan_slices for a scatter into `target` (its shape attribute or input): `updates` must hold one
+// slice per index row.
+template <typename Index>
+absl::StatusOr<SlicePlan> plan_scatter(const DeviceTensor& indices, const DeviceTensor& updates, const Shape& target) {
+  TF_ASSIGN_OR_RETURN(SlicePlan p, plan_slices<Index>(indices, target, "shape"));
+  if (updates.num_elements() != p.rows * p.slice)
+    return absl::InvalidArgumentError(absl::StrCat("input 'updates' has shape ", updates.shape.to_string(), ", not ",
+                                                   p.rows, " slices of ", p.slice, " elements"));
+  return p;
+}
+
 template <typename Index, typename U>
 absl::Status gather_nd_impl(KernelContext& ctx) {
   const DeviceTensor& params = ctx.input(0);
@@ -97,16 +103,13 @@ absl::Status gather_nd_impl(KernelContext& ctx) {
 
 template <typename U>
 absl::Status gather_nd_kernel(KernelContext& ctx) {
-  return ctx.input(1).dtype == DType::kInt32 ? gather_nd_impl<int32_t, U>(ctx) : gather_nd_impl<int64_t, U>(ctx);
+  return with_index_type(ctx.input(1).dtype, [&]<typename Index>() { return gather_nd_impl<Index, U>(ctx); });
 }
 
 template <typename Index, typename T>
 absl::Status scatter_nd_impl(KernelContext& ctx) {
   DeviceTensor& out = ctx.output(0);
-  TF_ASSIGN_OR_RETURN(SlicePlan p, plan_slices<Index>(ctx.input(0), out.shape, "shape"));
-  if (ctx.input(1).num_elements() != p.rows * p.slice)
-    return absl::InvalidArgumentError(absl::StrCat("input 'updates' has shape ", ctx.input(1).shape.to_string(),
-                                                   ", not ", p.rows, " slices of ", p.slice, " elements"));
+  TF_ASSIGN_OR_RETURN(SlicePlan p, plan_scatter<Index>(ctx.input(0), ctx.input(1), out.shape));
   T* o = out.data<T>();
   if (out.num_elements() > 0) std::memset(static_cast<void*>(o), 0, out.bytes());
   const T* u = ctx.input(1).data<T>();
@@ -120,17 +123,14 @@ absl::Status scatter_nd_impl(KernelContext& ctx) {
 
 template <typename T>
 absl::Status scatter_nd_kernel(KernelContext& ctx) {
-  return ctx.input(0).dtype == DType::kInt32 ? scatter_nd_impl<int32_t, T>(ctx) : scatter_nd_impl<int64_t, T>(ctx);
+  return with_index_type(ctx.input(0).dtype, [&]<typename Index>() { return scatter_nd_impl<Index, T>(ctx); });
 }
 
 template <typename Index, typename U>
 absl::Status tensor_scatter_update_impl(KernelContext& ctx) {
   const DeviceTensor& tensor = ctx.input(0);
   DeviceTensor& out = ctx.output(0);
-  TF_ASSIGN_OR_RETURN(SlicePlan p, plan_slices<Index>(ctx.input(1), tensor.shape, "shape"));
-  if (ctx.input(2).num_elements() != p.rows * p.slice)
-    return absl::InvalidArgumentError(absl::StrCat("input 'updates' has shape ", ctx.input(2).shape.to_string(),
-                                                   ", not ", p.rows, " slices of ", p.slice, " elements"));
+  TF_ASSIGN_OR_RETURN(SlicePlan p, plan_scatter<Index>(ctx.input(1), ctx.input(2), tensor.shape));
   U* o = out.data<U>();
   if (out.num_elements() > 0 && o != tensor.data<U>()) std::memcpy(o, tensor.data<U>(), out.bytes());
   if (p.slice == 0) return absl::OkStatus();
@@ -143,8 +143,8 @@ absl::Status tensor_scatter_update_impl(KernelContext& ctx) {
 
 template <typename U>
 absl::Status tensor_scatter_update_kernel(KernelContext& ctx) {
-  return ctx.input(1).dtype == DType::kInt32 ? tensor_scatter_update_impl<int32_t, U>(ctx)
-                                             : tensor_scatter_update_impl<int64_t, U>(ctx);
+  return with_index_type(ctx.input(1).dtype,
+                         [&]<typename Index>() { return tensor_scatter_update_impl<Index, U>(ctx); });
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "devices/cpu/kernel_util.h"
 #include "devices/cpu/register.h"
 #include "devices/functors.h"
 #include "devices/kernel_registry.h"
@@ -36,7 +37,7 @@ absl::Status scatter_add(KernelContext& ctx) {
 
 template <typename T>
 absl::Status segment_sum_kernel(KernelContext& ctx) {
-  return ctx.input(1).dtype == DType::kInt32 ? scatter_add<T, int32_t>(ctx) : scatter_add<T, int64_t>(ctx);
+  return with_index_type(ctx.input(1).dtype, [&]<typename Index>() { return scatter_add<T, Index>(ctx); });
 }
 }  // namespace
 
