@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "graph/rendezvous.h"
 #include "tapeflow.h"
+#include "tests/graph/placement_util.h"
 #include "tests/support/test_util.h"
 
 namespace tapeflow {
@@ -21,9 +22,6 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-constexpr const char* kCpu0 = "/job:localhost/replica:0/task:0/device:CPU:0";
-constexpr const char* kCpu1 = "/job:localhost/replica:0/task:0/device:CPU:1";
 
 SessionOptions two_devices(int inter_op_threads = 0) {
   SessionOptions options;

@@ -1,4 +1,5 @@
-// Helpers for placement tests: devices of other jobs or types, and placing a whole graph.
+// Helpers for placement and partition tests: the local CPU device names, devices of other jobs
+// or types, and placing a whole graph.
 #pragma once
 
 #include <map>
@@ -12,6 +13,10 @@
 #include "tapeflow.h"
 
 namespace tapeflow {
+
+// The two local CPU devices of placement and partition tests.
+inline constexpr const char* kCpu0 = "/job:localhost/replica:0/task:0/device:CPU:0";
+inline constexpr const char* kCpu1 = "/job:localhost/replica:0/task:0/device:CPU:1";
 
 // A device of another job or type for placement only (nothing runs on it): the placer sees
 // specs and kernels, never memory.

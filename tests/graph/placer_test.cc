@@ -18,10 +18,9 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsSupersetOf;
 using ::testing::Not;
-
-constexpr const char* kCpu0 = "/job:localhost/replica:0/task:0/device:CPU:0";
-constexpr const char* kCpu1 = "/job:localhost/replica:0/task:0/device:CPU:1";
+using ::testing::Pair;
 
 std::vector<Device*> two_cpus() {
   DeviceManager::global().set_num_cpu_devices(2);
@@ -46,11 +45,8 @@ TEST(PlacerTest, Rule1FullAndPartialRequestsMergedAsScopesMerge) {
   }
   EXPECT_EQ(g.get_operation_by_name("pinned").device(), "/job:localhost/device:CPU:1");
   auto where = place_all(g, two_cpus());
-  EXPECT_EQ(where["free"], kCpu0);
-  EXPECT_EQ(where["local"], kCpu0);
-  EXPECT_EQ(where["pinned"], kCpu1);
-  EXPECT_EQ(where["still_1"], kCpu1);
-  EXPECT_EQ(where["full"], kCpu1);
+  EXPECT_THAT(where, IsSupersetOf({Pair("free", kCpu0), Pair("local", kCpu0), Pair("pinned", kCpu1),
+                                   Pair("still_1", kCpu1), Pair("full", kCpu1)}));
 }
 
 TEST(PlacerTest, Rule2AVariableItsReadsAssignsAndUpdatesStayTogether) {
@@ -140,9 +136,7 @@ TEST(PlacerTest, Rule4SoftPlacementKeepsTheTypeWhenItCan) {
   }
   EXPECT_THAT(error_of([&] { place_all(g, two_cpus()); }), HasSubstr("Cannot assign a device for operation 'cpu7'"));
   auto where = place_all(g, two_cpus(), /*soft=*/true);
-  EXPECT_EQ(where["cpu7"], kCpu0);
-  EXPECT_EQ(where["ps"], kCpu0);
-  EXPECT_EQ(where["gpu"], kCpu0);
+  EXPECT_THAT(where, IsSupersetOf({Pair("cpu7", kCpu0), Pair("ps", kCpu0), Pair("gpu", kCpu0)}));
 }
 
 TEST(PlacerTest, Rule6TheFailureNamesOpLineRequestAndDevices) {
