@@ -77,13 +77,15 @@ inline void for_pixel_taps(const Geometry& g, int64_t b, int64_t oy, int64_t ox,
 // One tap over every channel: kind 0 forward, 1 input gradient, 2 filter gradient.
 template <int kKind, typename T>
 inline void tap_channels(const Geometry& g, const T* xs, const T* fs, const T* ys, T* out) {
+  // Each kind reads only its own two operands; the others are null (no arithmetic on them).
   for (int64_t c = 0; c < g.c; ++c) {
-    const T* f = fs + c * g.m;
     const int64_t o0 = g.depthwise ? c * g.m : 0;
     if constexpr (kKind == 0) {  // out = y row
+      const T* f = fs + c * g.m;
       const T xv = xs[c];
       for (int64_t q = 0; q < g.m; ++q) out[o0 + q] += xv * f[q];
     } else if constexpr (kKind == 1) {  // out = dx row
+      const T* f = fs + c * g.m;
       T sum = T(0);
       for (int64_t q = 0; q < g.m; ++q) sum += f[q] * ys[o0 + q];
       out[c] += sum;
