@@ -13,6 +13,7 @@ message when tapeflow-repl was not built or the platform has no pty module.
 import os
 import re
 import select
+import termios
 import sys
 import tempfile
 import time
@@ -70,6 +71,15 @@ def main():
         sys.exit(1)
 
     def send(keys):
+        # Note [Raw mode before keys]: libedit puts the terminal in raw mode when it starts reading
+        # a line, and switching modes may flush input typed before that (a Ctrl-D sent right after
+        # the prompt was lost under load, and the REPL never left). Wait until the terminal is out
+        # of canonical mode, as a person's typing always is, then type.
+        deadline = time.monotonic() + STEP_TIMEOUT_S
+        while termios.tcgetattr(fd)[3] & termios.ICANON:
+            if time.monotonic() > deadline:
+                fail("the terminal never left canonical mode (libedit not reading)")
+            time.sleep(0.02)
         os.write(fd, keys)
 
     prompt = rb"tapeflow> "
@@ -100,17 +110,19 @@ def main():
     deadline = time.monotonic() + STEP_TIMEOUT_S
     status = None
     while time.monotonic() < deadline:
-        try:
-            chunk = os.read(fd, 4096)
-            if chunk:
-                transcript.extend(chunk)
-                continue
-        except OSError:
-            pass
+        # select first: a read of a terminal the REPL still holds open would block past the deadline.
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+                if chunk:
+                    transcript.extend(chunk)
+                    continue
+            except OSError:
+                pass
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             break
-        time.sleep(0.1)
     if status is None:
         fail("tapeflow-repl did not leave after Ctrl-D")
     if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
