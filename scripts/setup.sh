@@ -26,6 +26,8 @@ TF_PACKAGES=(
   libclang-22-dev libclang-cpp22-dev llvm-22-dev  # clang::Interpreter and LineEditor: tapeflow-repl (tools/repl)
   gdb                      # the pretty-printer test (tests/gdb)
   dataset-fashion-mnist    # the Fashion-MNIST IDX files (tutorials, later issues)
+  libgrpc++-dev protobuf-compiler-grpc  # the cluster: Server, grpc:// sessions (distributed/)
+  libopenmpi-dev openmpi-bin            # all_reduce and data-parallel training under mpirun (distributed/)
 )
 
 tf_log() { printf '\033[1m[tapeflow]\033[0m %s\n' "$*"; }
