@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -11,6 +12,7 @@
 #include "eager/ops/binary.h"
 #include "eager/ops/cast.h"
 #include "eager/ops/creation.h"
+#include "eager/ops/math.h"
 #include "eager/ops/unary.h"
 #include "eager/ops/where.h"
 #include "graph/function.h"
@@ -49,6 +51,25 @@ Tensor ExponentialDecay::at_step(const Tensor& step) const {
   Tensor p = cast(step, DType::kFloat64) / static_cast<double>(decay_steps_);
   if (staircase_) p = floor(p);
   return initial_ * pow(decay_rate_, p);
+}
+
+CosineDecay::CosineDecay(double initial_learning_rate, int64_t decay_steps, double alpha, std::source_location loc)
+    : initial_(initial_learning_rate), decay_steps_(decay_steps), alpha_(alpha) {
+  if (decay_steps <= 0)
+    throw InvalidArgumentError(absl::StrCat("[CosineDecay] decay_steps must be positive, got ", decay_steps), loc);
+  if (!(alpha >= 0 && alpha <= 1))
+    throw InvalidArgumentError(absl::StrCat("[CosineDecay] alpha must be in [0, 1], got ", alpha), loc);
+}
+
+double CosineDecay::operator()(int64_t step) const {
+  const double t = static_cast<double>(std::min(step, decay_steps_)) / static_cast<double>(decay_steps_);
+  return initial_ * ((1 - alpha_) * 0.5 * (1 + std::cos(std::numbers::pi * t)) + alpha_);
+}
+
+Tensor CosineDecay::at_step(const Tensor& step) const {
+  Tensor t = minimum(cast(step, DType::kFloat64), static_cast<double>(decay_steps_)) /
+             static_cast<double>(decay_steps_);
+  return initial_ * ((1 - alpha_) * 0.5 * (1.0 + cos(std::numbers::pi * t)) + alpha_);
 }
 
 PiecewiseConstantDecay::PiecewiseConstantDecay(std::vector<int64_t> boundaries, std::vector<double> values,

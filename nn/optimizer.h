@@ -102,6 +102,23 @@ class PiecewiseConstantDecay final : public LearningRateSchedule {
   std::vector<double> values_;
 };
 
+// Keras's CosineDecay: initial_learning_rate * ((1 - alpha) * 0.5 * (1 + cos(pi * t)) + alpha) with
+// t = min(step, decay_steps) / decay_steps, so the rate falls from the initial one to
+// alpha * initial along half a cosine and stays there. decay_steps must be positive and alpha
+// in [0, 1].
+class CosineDecay final : public LearningRateSchedule {
+ public:
+  CosineDecay(double initial_learning_rate, int64_t decay_steps, double alpha = 0.0,
+              std::source_location loc = std::source_location::current());
+  double operator()(int64_t step) const override;
+  Tensor at_step(const Tensor& step) const override;
+
+ private:
+  double initial_;
+  int64_t decay_steps_;
+  double alpha_;
+};
+
 // What an optimizer's learning_rate argument accepts: a number or a schedule (taken by value,
 // or shared through a shared_ptr).
 class LearningRate {

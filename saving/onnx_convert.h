@@ -109,6 +109,8 @@ const Converter* find_converter(absl::string_view tf_op);
 // The converters of onnx_ops_array.cc (indexing, scatter, sorting, creation, scans, padding),
 // added to the table onnx_ops.cc builds.
 void add_array_converters(ConverterTable& table);
+// The converters of onnx_ops_image.cc (convolutions, pools, normalization, resizing; NHWC).
+void add_image_converters(ConverterTable& table);
 
 // ---- helpers for converters ----
 void set_ints(onnx::NodeProto* n, const char* name, const std::vector<int64_t>& values);

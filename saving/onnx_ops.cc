@@ -1,17 +1,6 @@
 // The op converters of the ONNX export: each TensorFlow op type (as to_graph_def writes it,
 // OpDef::tf_form) -> ONNX opset 17 nodes. Also the graph builder they write through.
 //
-// Note [NHWC in ONNX]
-// tapeflow convolves and pools NHWC images with HWIO filters (TensorFlow's layout); ONNX's Conv,
-// MaxPool and AveragePool are NCHW with OIHW weights. Each such node becomes
-//   Transpose(perm 0,3,1,2) -> Conv / pool -> Transpose(perm 0,2,3,1)
-// so the graph's tensors keep tapeflow's layout everywhere else. A filter whose value is known
-// (a variable, a constant) is written transposed to OIHW as its own initializer; a computed one
-// gets a Transpose(perm 3,2,0,1). SAME padding becomes explicit pads (TensorFlow puts the odd
-// pixel after: pad_before = total / 2) when the spatial sizes are known, else auto_pad
-// SAME_UPPER, which is the same rule. AveragePool leaves the padding out of the mean, as
-// TensorFlow does (count_include_pad = 0).
-//
 // Note [Exact ONNX forms]
 // A converter gives the values tapeflow gives (ONNX Runtime within 1e-5, tests/saving/onnx/)
 // with the same dtypes, for every input tapeflow accepts. Where ONNX's op means something else
@@ -303,113 +292,6 @@ absl::Status matmul(NodeContext& n) {
   }
   n.emit("MatMul", {operands[0], operands[1]}, {n.out()});
   return absl::OkStatus();
-}
-
-// ---- NHWC convolutions and pools (Note [NHWC in ONNX]) ----
-
-absl::Status check_nhwc(NodeContext& n) {
-  TF_ASSIGN_OR_RETURN(const proto::AttrValue* format, n.attr("data_format"));
-  if (format->s() != "NHWC")
-    return absl::UnimplementedError(absl::StrCat("data_format ", format->s(), " (only NHWC is exported)"));
-  return absl::OkStatus();
-}
-
-// [1, h, w, 1] -> {h, w}
-absl::StatusOr<std::vector<int64_t>> spatial(NodeContext& n, absl::string_view attr) {
-  TF_ASSIGN_OR_RETURN(std::vector<int64_t> v, n.attr_ints(attr));
-  if (v.size() != 4) return absl::InternalError(absl::StrCat("attr '", attr, "' does not have 4 entries"));
-  return std::vector<int64_t>{v[1], v[2]};
-}
-
-// Sets pads (or auto_pad) on an NCHW node for TensorFlow's padding over input dims (h, w).
-absl::Status set_padding(NodeContext& n, onnx::NodeProto* node, const Shape& input_nhwc,
-                         const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
-                         const std::vector<int64_t>& dilations) {
-  TF_ASSIGN_OR_RETURN(const proto::AttrValue* padding, n.attr("padding"));
-  if (padding->s() == "VALID") {
-    set_ints(node, "pads", {0, 0, 0, 0});
-    return absl::OkStatus();
-  }
-  if (padding->s() != "SAME") return absl::UnimplementedError(absl::StrCat("padding ", padding->s()));
-  const int64_t in[2] = {input_nhwc.dim(1), input_nhwc.dim(2)};
-  if (in[0] < 0 || in[1] < 0 || kernel[0] < 0 || kernel[1] < 0) {
-    set_string(node, "auto_pad", "SAME_UPPER");  // TensorFlow's rule, Note [NHWC in ONNX]
-    return absl::OkStatus();
-  }
-  std::vector<int64_t> pads(4);
-  for (int d = 0; d < 2; ++d) {
-    const int64_t out = (in[d] + strides[d] - 1) / strides[d];
-    const int64_t total = std::max<int64_t>((out - 1) * strides[d] + (kernel[d] - 1) * dilations[d] + 1 - in[d], 0);
-    pads[d] = total / 2;
-    pads[d + 2] = total - total / 2;
-  }
-  set_ints(node, "pads", pads);
-  return absl::OkStatus();
-}
-
-std::string to_nchw(NodeContext& n, const std::string& x) {
-  const std::string y = n.temp("nchw");
-  set_ints(n.emit("Transpose", {x}, {y}), "perm", {0, 3, 1, 2});
-  return y;
-}
-
-void from_nchw(NodeContext& n, const std::string& y) { set_ints(n.emit("Transpose", {y}, {n.out()}), "perm", {0, 2, 3, 1}); }
-
-// An HWIO filter's values as OIHW.
-Tensor hwio_to_oihw(const Tensor& f) {
-  const int64_t kh = f.shape().dim(0), kw = f.shape().dim(1), ci = f.shape().dim(2), co = f.shape().dim(3);
-  const size_t width = dtype_size(f.dtype());
-  std::string src(static_cast<size_t>(f.num_elements()) * width, '\0'), dst(src.size(), '\0');
-  if (!src.empty()) f.copy_to_host(src.data());
-  for (int64_t h = 0; h < kh; ++h)
-    for (int64_t w = 0; w < kw; ++w)
-      for (int64_t i = 0; i < ci; ++i)
-        for (int64_t o = 0; o < co; ++o)
-          std::memcpy(dst.data() + (((o * ci + i) * kh + h) * kw + w) * width,
-                      src.data() + (((h * kw + w) * ci + i) * co + o) * width, width);
-  return Tensor::from_host(f.dtype(), Shape{co, ci, kh, kw}, dst.data());
-}
-
-absl::Status conv2d(NodeContext& n) {
-  TF_RETURN_IF_ERROR(check_nhwc(n));
-  TF_ASSIGN_OR_RETURN(std::vector<int64_t> strides, spatial(n, "strides"));
-  TF_ASSIGN_OR_RETURN(std::vector<int64_t> dilations, spatial(n, "dilations"));
-  TF_ASSIGN_OR_RETURN(TensorSpec x, n.in_spec(0));
-  TF_ASSIGN_OR_RETURN(TensorSpec f, n.in_spec(1));
-  const std::string x_nchw = to_nchw(n, n.in(0));
-  std::string weights;
-  if (const Tensor* value = n.const_value(1)) {
-    weights = n.builder().add_initializer(absl::StrCat(n.name(), "/filter_oihw"), hwio_to_oihw(*value));
-  } else {
-    weights = n.temp("filter_oihw");
-    set_ints(n.emit("Transpose", {n.in(1)}, {weights}), "perm", {3, 2, 0, 1});
-  }
-  const std::string y = n.temp("conv_nchw");
-  onnx::NodeProto* conv = n.emit("Conv", {x_nchw, weights}, {y});
-  const std::vector<int64_t> kernel = {f.shape.dim(0), f.shape.dim(1)};
-  if (kernel[0] >= 0 && kernel[1] >= 0) set_ints(conv, "kernel_shape", kernel);
-  set_ints(conv, "strides", strides);
-  set_ints(conv, "dilations", dilations);
-  TF_RETURN_IF_ERROR(set_padding(n, conv, x.shape, kernel, strides, dilations));
-  from_nchw(n, y);
-  return absl::OkStatus();
-}
-
-Converter pool(absl::string_view onnx_op) {
-  return [op = std::string(onnx_op)](NodeContext& n) -> absl::Status {
-    TF_RETURN_IF_ERROR(check_nhwc(n));
-    TF_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, spatial(n, "ksize"));
-    TF_ASSIGN_OR_RETURN(std::vector<int64_t> strides, spatial(n, "strides"));
-    TF_ASSIGN_OR_RETURN(TensorSpec x, n.in_spec(0));
-    const std::string x_nchw = to_nchw(n, n.in(0));
-    const std::string y = n.temp("pool_nchw");
-    onnx::NodeProto* node = n.emit(op, {x_nchw}, {y});
-    set_ints(node, "kernel_shape", kernel);
-    set_ints(node, "strides", strides);
-    TF_RETURN_IF_ERROR(set_padding(n, node, x.shape, kernel, strides, {1, 1}));
-    from_nchw(n, y);
-    return absl::OkStatus();
-  };
 }
 
 // ---- shapes and layout ----
@@ -704,12 +586,6 @@ const absl::flat_hash_map<std::string, Converter>& converters() {
       {"Greater", same("Greater")}, {"GreaterEqual", same("GreaterOrEqual")}, {"LogicalAnd", same("And")},
       {"LogicalOr", same("Or")}, {"Select", same("Where")},
       {"Cast", cast}, {"MatMul", matmul},
-      {"Conv2D", conv2d}, {"MaxPool", pool("MaxPool")}, {"AvgPool", pool("AveragePool")},
-      // NHWC BiasAdd: ONNX's Add broadcasts the [C] bias over the last dim.
-      {"BiasAdd", [](NodeContext& n) -> absl::Status {
-         TF_RETURN_IF_ERROR(check_nhwc(n));
-         return same("Add")(n);
-       }},
       {"Reshape", reshape}, {"ExpandDims", expand_dims}, {"Squeeze", squeeze}, {"Transpose", transpose},
       {"ConcatV2", concat}, {"Tile", tile}, {"Slice", slice}, {"PadV2", pad},
       {"Sum", reduce("ReduceSum", true)}, {"Max", reduce("ReduceMax", false)}, {"Min", reduce("ReduceMin", false)},
@@ -724,6 +600,7 @@ const absl::flat_hash_map<std::string, Converter>& converters() {
       {"TruncateMod", truncate_mod}, {"DivNoNan", div_no_nan},
     };
     add_array_converters(*t);
+    add_image_converters(*t);
     return t;
   }();
   return *table;

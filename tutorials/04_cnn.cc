@@ -9,7 +9,7 @@
 // Run: ./build/tutorials/04_cnn                 # full training (the README's main job)
 //      ./build/tutorials/04_cnn --quick         # one epoch, for the impatient (6 by default)
 //      ./build/tutorials/04_cnn --max-steps 20  # a smoke run (what the test suite does)
-//      ./build/tutorials/04_cnn --seed 7        # another initialisation and shuffle (2024 by default;
+//      ./build/tutorials/04_cnn --seed 7        # another initialisation, shuffle and dropout (2024 by default;
 //                                               # bench/main_job_seeds.sh runs several)
 #include <chrono>
 #include <cstring>
@@ -57,12 +57,18 @@ int main(int argc, char** argv) {
   nn::Sequential model({nn::Conv2D(32, {5, 5}, nn::Activation::kRelu), nn::MaxPool2D(),
                         nn::Conv2D(64, {5, 5}, nn::Activation::kRelu), nn::MaxPool2D(), nn::Flatten(),
                         nn::Dense(1024, nn::Activation::kRelu), nn::Dropout(0.4), nn::Dense(10)});
-  nn::Adam optimizer(1e-3);
   const int64_t batch_size = 64;
-  Dataset ds = Dataset::from_tensor_slices({train.images, train.labels}).shuffle(60000, 7).batch(batch_size).map(preprocess);
+  Dataset ds = Dataset::from_tensor_slices({train.images, train.labels})
+                   .shuffle(60000, seed)
+                   .batch(batch_size)
+                   .map(preprocess);
   const int64_t steps_per_epoch = (60000 + batch_size - 1) / batch_size;
   const int64_t total_steps = max_steps > 0 ? std::min<int64_t>(max_steps, steps_per_epoch * epochs)
                                             : steps_per_epoch * epochs;
+  // Adam at 1e-3, decayed along half a cosine to 0 by the last step: the constant rate leaves the
+  // weights bouncing around a minimum (0.915-0.920 test accuracy across seeds); the decay settles
+  // them in it at no extra cost per step.
+  nn::Adam optimizer(nn::CosineDecay(1e-3, total_steps));
 
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();

@@ -8,6 +8,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "devices/cpu/resize.h"
+
 #include "devices/cpu/register.h"
 #include "devices/cpu/thread_pool.h"
 #include "devices/kernel_registry.h"
@@ -203,6 +205,10 @@ absl::Status resize_nearest_grad_kernel(KernelContext& ctx) {
 }
 
 }  // namespace
+
+std::vector<int64_t> resize_nearest_sources(int64_t out, int64_t in, bool align_corners, bool half_pixel_centers) {
+  return nearest(out, in, resize_scale(in, out, align_corners), align_corners, half_pixel_centers);
+}
 
 void register_resize_kernels(KernelRegistry& r) {
   register_each<float, double>(r, "ResizeBilinear", DeviceType::kCPU,

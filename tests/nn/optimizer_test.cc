@@ -371,6 +371,23 @@ TEST(ScheduleTest, PiecewiseConstantDecayValues) {
               HasSubstr("boundaries must be strictly increasing, got [10, 10]"));
 }
 
+TEST(ScheduleTest, CosineDecayValues) {
+  CosineDecay cosine(0.1, 100);
+  EXPECT_DOUBLE_EQ(cosine(0), 0.1);
+  EXPECT_NEAR(cosine(50), 0.05, 1e-15);              // half way down the half cosine
+  EXPECT_NEAR(cosine(25), 0.1 * (0.5 + 0.5 * std::sqrt(0.5)), 1e-15);
+  EXPECT_NEAR(cosine(100), 0.0, 1e-15);
+  EXPECT_NEAR(cosine(1000), 0.0, 1e-15);             // stays at the floor after decay_steps
+  CosineDecay floored(0.1, 100, /*alpha=*/0.2);
+  EXPECT_NEAR(floored(100), 0.02, 1e-15);
+  EXPECT_NEAR(floored(50), 0.1 * (0.8 * 0.5 + 0.2), 1e-15);
+  // The graph form (float64 ops on the step tensor) gives the host's values.
+  for (int64_t step : {0, 1, 25, 50, 99, 100, 250})
+    EXPECT_NEAR(floored.at_step(Tensor(step)).item<double>(), floored(step), 1e-15) << "step " << step;
+  EXPECT_THAT(error_of([] { CosineDecay(0.1, 0); }), HasSubstr("[CosineDecay] decay_steps must be positive, got 0"));
+  EXPECT_THAT(error_of([] { CosineDecay(0.1, 10, 1.5); }), HasSubstr("[CosineDecay] alpha must be in [0, 1], got 1.5"));
+}
+
 TEST(ScheduleTest, OptimizerEvaluatesItsScheduleAtItsIteration) {
   // lr = 1 at step 0, 0.5 at steps 1 and 2, 0.25 after.
   SGD opt(PiecewiseConstantDecay({0, 2}, {1.0, 0.5, 0.25}));

@@ -182,4 +182,42 @@ inline ExportedCase dynamic_array_case() {
   };
   return export_case("dynamic_array", fn, {{DType::kFloat32, {4, -1}}}, {pattern({4, 6}, 1.f, 10)});
 }
+// The image layers of onnx_ops_image.cc on an image [2, 6, 6, 2]: depthwise convolutions (a
+// channel multiplier, SAME and VALID, a dilation), inference batch norm in both layouts, LRN,
+// and both resizes under their three coordinate rules, upsampling one axis and downsampling the
+// other (6 -> 4 columns is where ONNX's Resize would pick another pixel than TensorFlow).
+inline ExportedCase layers_case() {
+  const Tensor k = pattern({3, 3, 2, 2}, 0.5f, 7);
+  const Tensor scale = Tensor({1.5f, 0.75f}), offset = Tensor({0.1f, -0.2f});
+  const Tensor mean = Tensor({0.05f, -0.1f}), variance = Tensor({0.8f, 1.3f});
+  auto fn = [=](const Tensor& img) -> std::vector<Tensor> {
+    const Tensor depthwise = depthwise_conv2d(img, k, {1, 1}, "SAME") +
+                             depthwise_conv2d(img, k, {1, 1}, "SAME", {2, 2});              // [2, 6, 6, 4]
+    const Tensor strided = depthwise_conv2d(img, k, {2, 2}, "VALID");                        // [2, 2, 2, 4]
+    const Tensor nhwc = fused_batch_norm(img, scale, offset, mean, variance, 0.001, 1.0, "NHWC", false).y;
+    const Tensor nchw = fused_batch_norm(transpose(img, {0, 3, 1, 2}), scale, offset, mean, variance, 0.01, 1.0,
+                                         "NCHW", false).y;
+    const Tensor normalized =
+        concat({nhwc + transpose(nchw, {0, 2, 3, 1}), local_response_normalization(depthwise, 1, 1.5, 0.3, 0.6)}, 3);
+    std::vector<Tensor> resized, shrunk;
+    for (auto [align, half] : {std::pair{false, false}, {true, false}, {false, true}}) {
+      resized.push_back(resize_bilinear(img, {9, 4}, align, half));
+      resized.push_back(resize_nearest_neighbor(img, {9, 4}, align, half));
+      shrunk.push_back(resize_nearest_neighbor(img, {3, 5}, align, half));
+    }
+    return {normalized, strided, concat(resized, 3), concat(shrunk, 3)};
+  };
+  return export_case("layers", fn, {{DType::kFloat32, {2, 6, 6, 2}}}, {pattern({2, 6, 6, 2}, 1.f, 8)});
+}
+
+// Image layers over images of unknown batch and size: depthwise SAME padding becomes auto_pad,
+// and the bilinear resize's sizes come from the input's shape.
+inline ExportedCase dynamic_layers_case() {
+  const Tensor k = pattern({3, 3, 2, 3}, 0.5f, 9);
+  auto fn = [k](const Tensor& img) {
+    return resize_bilinear(depthwise_conv2d(img, k, {2, 2}, "SAME"), {5, 7}, false, true);
+  };
+  return export_case("dynamic_layers", fn, {{DType::kFloat32, {-1, -1, -1, 2}}}, {pattern({2, 7, 9, 2}, 1.f, 10)});
+}
+
 }  // namespace tapeflow::onnx_test

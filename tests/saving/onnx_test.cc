@@ -78,11 +78,15 @@ void expect_well_formed(const onnx::GraphProto& g) {
   for (const auto& t : g.initializer()) EXPECT_TRUE(defined.insert(t.name()).second) << "duplicate " << t.name();
   for (const auto& n : g.node()) {
     for (const auto& in : n.input()) {
+      if (in.empty()) continue;  // an optional input left out (Resize's roi and scales)
       EXPECT_TRUE(defined.contains(in)) << n.name() << " (" << n.op_type() << ") reads undefined '" << in << "'";
       used.insert(in);
     }
-    for (const auto& out : n.output())  // "" leaves an optional output out (Unique's indices)
-      if (!out.empty()) EXPECT_TRUE(defined.insert(out).second) << "value written twice: " << out;
+    for (const auto& out : n.output()) {  // "" leaves an optional output out (Unique's indices)
+      if (!out.empty()) {
+        EXPECT_TRUE(defined.insert(out).second) << "value written twice: " << out;
+      }
+    }
   }
   for (const auto& t : g.initializer()) EXPECT_TRUE(used.contains(t.name())) << "unused initializer " << t.name();
   for (const auto& o : g.output()) EXPECT_TRUE(defined.contains(o.name())) << "output not produced: " << o.name();
@@ -333,15 +337,6 @@ TEST(OnnxExportTest, EveryRegisteredOpHasAConverterOrAReason) {
       {"DepthwiseConv2dNativeBackpropInput", "backward pass"}, {"DepthwiseConv2dNativeBackpropFilter", "backward pass"},
       {"BiasAddGrad", "backward pass"}, {"LRNGrad", "backward pass"}, {"ResizeBilinearGrad", "backward pass"},
       {"ResizeNearestNeighborGrad", "backward pass"},
-      // Layer ops added after this exporter's last round, not converted yet (each has an ONNX
-      // form to be checked in ONNX Runtime first): depthwise is Conv with group = channels,
-      // inference batch norm is BatchNormalization, LRN is LRN (alpha scaled by the window), the
-      // resizes are Resize with the coordinate mode of align_corners / half_pixel_centers.
-      {"DepthwiseConv2dNative", "not converted yet (ONNX Conv, group = channels)"},
-      {"FusedBatchNormV3", "not converted yet (ONNX BatchNormalization in inference)"},
-      {"LRN", "not converted yet (ONNX LRN)"},
-      {"ResizeBilinear", "not converted yet (ONNX Resize, linear)"},
-      {"ResizeNearestNeighbor", "not converted yet (ONNX Resize, nearest; TF's rounding to check)"},
   };
   std::vector<std::string> missing, stale;
   std::set<std::string> registered;
@@ -359,6 +354,74 @@ TEST(OnnxExportTest, EveryRegisteredOpHasAConverterOrAReason) {
 }
 
 // The math family: the ONNX forms the converters compose (Note [Exact ONNX forms]).
+TEST(OnnxExportTest, ImageLayersBecomeGroupedConvBatchNormLrnResizeAndGathers) {
+  const ExportedCase c = onnx_test::layers_case();
+  const onnx::ModelProto m = parse(c.bytes);
+  const onnx::GraphProto& g = m.graph();
+  expect_well_formed(g);
+  // Depthwise: Conv with group = channels and [C * M, 1, kh, kw] weights; the dilated one too.
+  std::vector<const onnx::NodeProto*> convs;
+  for (const auto& n : g.node())
+    if (n.op_type() == "Conv") convs.push_back(&n);
+  ASSERT_EQ(convs.size(), 3u);
+  std::multiset<std::vector<int64_t>> dilations, strides;
+  for (const onnx::NodeProto* n : convs) {
+    int64_t group = -1;
+    for (const auto& a : n->attribute())
+      if (a.name() == "group") group = a.i();
+    EXPECT_EQ(group, 2) << n->name();
+    dilations.insert(ints_attr(*n, "dilations"));
+    strides.insert(ints_attr(*n, "strides"));
+  }
+  EXPECT_EQ(dilations.count({2, 2}), 1u);
+  EXPECT_EQ(strides.count({2, 2}), 1u);
+  const onnx::NodeProto* conv = convs[0];
+  const onnx::TensorProto* w = initializer(g, conv->input(1));
+  ASSERT_NE(w, nullptr);
+  EXPECT_THAT(std::vector<int64_t>(w->dims().begin(), w->dims().end()), ElementsAre(4, 1, 3, 3));
+  // Output channel c * M + m, tap (h, w) is filter[h, w, c, m]: channel 3 = (c 1, m 1), tap (0, 2).
+  const std::vector<float> k = onnx_test::pattern({3, 3, 2, 2}, 0.5f, 7).to_vector<float>();
+  EXPECT_EQ(floats_of(*w)[(3 * 3 + 0) * 3 + 2], k[((0 * 3 + 2) * 2 + 1) * 2 + 1]);
+  // Batch norm: inference-mode BatchNormalization, the NCHW one without transposes around it.
+  const std::vector<std::string> types = op_types(g);
+  EXPECT_EQ(std::count(types.begin(), types.end(), "BatchNormalization"), 2);
+  // LRN with size 2r + 1 = 3 and alpha multiplied by it.
+  const onnx::NodeProto* lrn = first_node(g, "LRN");
+  ASSERT_NE(lrn, nullptr);
+  std::map<std::string, double> lrn_attrs;
+  for (const auto& a : lrn->attribute()) lrn_attrs[a.name()] = a.name() == "size" ? double(a.i()) : double(a.f());
+  EXPECT_EQ(lrn_attrs["size"], 3);
+  EXPECT_NEAR(lrn_attrs["alpha"], 0.9, 1e-7);
+  EXPECT_NEAR(lrn_attrs["bias"], 1.5, 1e-7);
+  EXPECT_NEAR(lrn_attrs["beta"], 0.6, 1e-7);
+  // Three bilinear Resizes (one per coordinate rule); nearest ones are Gathers.
+  std::vector<std::string> modes;
+  for (const auto& n : g.node()) {
+    if (n.op_type() != "Resize") continue;
+    for (const auto& a : n.attribute())
+      if (a.name() == "coordinate_transformation_mode") modes.push_back(a.s());
+  }
+  EXPECT_THAT(modes, ElementsAre("asymmetric", "align_corners", "half_pixel"));
+  // The legacy 6 -> 4 columns read columns 0, 1, 3, 4 (TensorFlow: floor(x * 1.5)).
+  bool found = false;
+  for (const auto& t : g.initializer())
+    if (t.name().ends_with("/source_columns") && int64s_of(t) == std::vector<int64_t>{0, 1, 3, 4}) found = true;
+  EXPECT_TRUE(found);
+}
+
+TEST(OnnxExportTest, ImageLayersRefuseWhatOnnxCannotComputeExactly) {
+  const Tensor scale = Tensor({1.f, 1.f}), zero = Tensor({0.f, 0.f});
+  auto training = function([=](const Tensor& x) { return fused_batch_norm(x, scale, zero, zero, scale).y; });
+  EXPECT_THAT(error_of([&] { onnx_model_bytes(training.get_concrete_function({{DType::kFloat32, {1, 2, 2, 2}}})); }),
+              HasSubstr("training mode (is_training = true)"));
+  auto nearest = function([](const Tensor& x) { return resize_nearest_neighbor(x, {4, 4}); });
+  EXPECT_THAT(error_of([&] { onnx_model_bytes(nearest.get_concrete_function({{DType::kFloat32, {1, -1, -1, 2}}})); }),
+              HasSubstr("a nearest-neighbour resize of an image of unknown height or width"));
+  auto lrn64 = function([](const Tensor& x) { return local_response_normalization(x, 1); });
+  EXPECT_THAT(error_of([&] { onnx_model_bytes(lrn64.get_concrete_function({{DType::kFloat64, {1, 2, 2, 3}}})); }),
+              HasSubstr("LRN of float64"));
+}
+
 TEST(OnnxExportTest, MathCaseUsesExactCompositesAndKeepsDtypes) {
   const ExportedCase c = onnx_test::math_case();
   const onnx::GraphProto g = parse(c.bytes).graph();
