@@ -100,10 +100,11 @@ TEST(CastTest, FloatToIntegerSaturatesAtTheLimits) {
               ElementsAre(0, INT32_MAX, INT32_MIN, INT32_MAX, INT32_MIN, INT32_MAX, INT32_MIN, 2147483520, 0));
   EXPECT_THAT(cast(f, DType::kUInt8).to_vector<uint8_t>(), ElementsAre(0, 255, 0, 255, 0, 255, 0, 255, 0));
   EXPECT_THAT(cast(Tensor{255.9f, 256.f, -1.f}, DType::kUInt8).to_vector<uint8_t>(), ElementsAre(255, 255, 0));
+  EXPECT_THAT(cast(Tensor{-2.7f, 2.7f, -0.5f}, DType::kInt32).to_vector<int32_t>(), ElementsAre(-2, 2, 0));  // truncated
   // 2^63 is the first double above int64's range; the double below it converts exactly.
-  const Tensor d = {9223372036854775808.0, 9223372036854774784.0, -9223372036854775808.0, -1e300, 1e300};
+  const Tensor d = {9223372036854775808.0, 9223372036854774784.0, -9223372036854775808.0, -1e300, 1e300, 9.3e18};
   EXPECT_THAT(cast(d, DType::kInt64).to_vector<int64_t>(),
-              ElementsAre(INT64_MAX, int64_t{9223372036854774784}, INT64_MIN, INT64_MIN, INT64_MAX));
+              ElementsAre(INT64_MAX, int64_t{9223372036854774784}, INT64_MIN, INT64_MIN, INT64_MAX, INT64_MAX));
   EXPECT_EQ(cast(f, DType::kInt64).to_vector<int64_t>()[5], int64_t{2147483648});  // fits int64: exact
 }
 
