@@ -96,6 +96,13 @@ double plain_read_seconds(const std::string& path, std::vector<char>& buffer) {
   return seconds_since(t);
 }
 
+// CPU time of the calling thread: what a busy machine's scheduler does not inflate.
+double thread_cpu_seconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
 // ---- 1. save and load vs plain I/O of the same bytes ----
 
 // The bundle's size, our speed and the plain file speed over all iterations, and their ratio
@@ -132,18 +139,25 @@ void BM_CnnBundle_Load(benchmark::State& state) {
   const std::string dir = temp_dir();
   tf::save_model(dir + "/cnn", {{"serve", serve_fn()}});
   std::vector<char> buffer;
-  double load_s = 0, plain_s = 0;
+  double load_s = 0, plain_s = 0, load_cpu = 0, plain_cpu = 0;
   const int64_t bytes = dir_bytes(dir + "/cnn");
   for (auto _ : state) {
     const auto t = Clock::now();
+    double c = thread_cpu_seconds();
     std::optional<tf::LoadedModel> m(tf::load_model(dir + "/cnn"));
     const double s = seconds_since(t);
+    load_cpu += thread_cpu_seconds() - c;
     load_s += s;
     state.SetIterationTime(s);
     m.reset();
+    c = thread_cpu_seconds();
     for (const auto& e : fs::directory_iterator(dir + "/cnn")) plain_s += plain_read_seconds(e.path(), buffer);
+    plain_cpu += thread_cpu_seconds() - c;
   }
   speed_counters(state, bytes, load_s, plain_s, "load_MBps", "plain_read_MBps");
+  // The same ratio in CPU time of this thread (both are one thread's work on cached files),
+  // steadier than wall time on a loaded machine.
+  state.counters["cpu_fraction"] = plain_cpu / load_cpu;
   fs::remove_all(dir);
 }
 BENCHMARK(BM_CnnBundle_Load)->UseManualTime()->Unit(benchmark::kMillisecond);
@@ -207,11 +221,6 @@ BENCHMARK(BM_GraphDefImport)->Arg(10'000)->Arg(100'000)->UseManualTime()->Unit(b
 // both see the same machine state; the counters are medians over the iterations of the
 // per-import times (CPU time of this thread, and wall time) and of their ratios. Load from
 // other processes slows both sizes alike, though a busy shared cache still hurts the larger.
-double thread_cpu_seconds() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
