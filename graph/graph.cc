@@ -27,38 +27,63 @@ Tensor GraphState::node_input(int node, int index) const {
 }
 
 int GraphState::add_node(Node node) {
+  auto owned = std::make_unique<Node>(std::move(node));
   std::lock_guard<std::mutex> lock(mu_);
+  return add_node_locked(std::move(owned), /*mark_used=*/true);
+}
+
+int GraphState::add_node_locked(std::unique_ptr<Node> node, bool mark_used) {
   const int id = static_cast<int>(nodes_.size());
-  for (const TensorRef& in : node.inputs)
+  for (const TensorRef& in : node->inputs)
     if (in.node < 0 || in.node >= id || in.index < 0 ||
         in.index >= static_cast<int>(nodes_[in.node]->outputs.size()))
-      throw InternalError(absl::StrCat("[graph] node '", node.name, "' has an input from a missing node output"),
-                          node.loc);
-  for (int c : node.control_inputs)
-    if (c < 0 || c >= id) throw InternalError(absl::StrCat("[graph] node '", node.name, "' has a bad control input"), node.loc);
-  node.id = id;
-  by_name_[node.name] = id;
+      throw InternalError(absl::StrCat("[graph] node '", node->name, "' has an input from a missing node output"),
+                          node->loc);
+  for (int c : node->control_inputs)
+    if (c < 0 || c >= id) throw InternalError(absl::StrCat("[graph] node '", node->name, "' has a bad control input"), node->loc);
+  node->id = id;
+  by_name_[node->name] = id;
   // A name given explicitly (not through unique_name) still counts as used.
-  names_in_use_.try_emplace(absl::AsciiStrToLower(node.name), 1);
-  nodes_.push_back(std::make_unique<Node>(std::move(node)));
+  if (mark_used) names_in_use_.try_emplace(absl::AsciiStrToLower(node->name), 1);
+  nodes_.push_back(std::move(node));
   ++version_;
   return id;
 }
 
-std::string GraphState::unique_name(std::string_view name_view) {
-  // TensorFlow's Graph.unique_name: the first use keeps the name; later uses append _1, _2...
-  // skipping names already taken (compared case-insensitively).
-  std::lock_guard<std::mutex> lock(mu_);
-  std::string name(name_view);
+// TensorFlow's Graph.unique_name: the first use keeps the name; later uses append _1, _2...
+// skipping names already taken (compared case-insensitively). Marks the result as used. `name`
+// becomes the unique name. Called with mu_ held.
+static void make_unique_locked(absl::flat_hash_map<std::string, int>& names_in_use, std::string& name) {
   std::string key = absl::AsciiStrToLower(name);
-  int& count = names_in_use_[key];
+  int& count = names_in_use[key];
   int i = count;
   ++count;
-  if (i == 0) return name;
+  if (i == 0) return;
   const std::string base_key = key;
-  while (names_in_use_.contains(key)) key = absl::StrCat(base_key, "_", i++);
-  names_in_use_[key] = 1;
-  return absl::StrCat(name, "_", i - 1);
+  while (names_in_use.contains(key)) key = absl::StrCat(base_key, "_", i++);
+  names_in_use[key] = 1;
+  absl::StrAppend(&name, "_", i - 1);
+}
+
+std::string GraphState::unique_name(std::string_view name_view) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string name(name_view);
+  make_unique_locked(names_in_use_, name);
+  return name;
+}
+
+int GraphState::add_node_unique(std::unique_ptr<Node> node) {
+  std::lock_guard<std::mutex> lock(mu_);
+  make_unique_locked(names_in_use_, node->name);
+  return add_node_locked(std::move(node), /*mark_used=*/false);
+}
+
+void GraphState::reserve(int more) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (more <= 0) return;
+  nodes_.reserve(nodes_.size() + static_cast<size_t>(more));
+  by_name_.reserve(by_name_.size() + static_cast<size_t>(more));
+  names_in_use_.reserve(names_in_use_.size() + static_cast<size_t>(more));
 }
 
 const Node& GraphState::node(int id) const {

@@ -64,6 +64,9 @@ struct Node {
   std::source_location loc;        // the user's line that created the node
   Tensor value;                    // Const and captured tensors: the value (a shared buffer)
   std::optional<Variable> variable;  // variable nodes (handle, read, assign): the variable
+  // TensorFlow's colocation attr "_class" ("loc:@X" without its prefix): the names of nodes this
+  // one is placed with (graph/placer.h, rule 2). Set by import_graph_def, kept by the passes.
+  std::vector<std::string> colocate_with;
 };
 
 // "node 'outer/c' (Const) created at file.cc:12" for messages.
@@ -195,6 +198,13 @@ class GraphState final : public GraphBase, public std::enable_shared_from_this<G
   // TensorFlow's uniquifying rule over every name used so far (ops and name scopes alike):
   // "c", "c_1", "c_2"... Marks the result as used.
   std::string unique_name(std::string_view name);
+  // unique_name(node.name) and add_node under one lock, the name lowercased once: the import's
+  // path (Note [Linear import], graph/graph_def_import.cc). Returns the id; node(id).name is
+  // the name it got.
+  int add_node_unique(std::unique_ptr<Node> node);
+  // Room for `more` nodes beyond those present, so that the node and name tables of a graph
+  // whose size is known up front (an import) are allocated once instead of grown by rehashing.
+  void reserve(int more);
   const Node& node(int id) const;
   Node& mutable_node(int id);
   int num_nodes() const;
@@ -229,6 +239,7 @@ class GraphState final : public GraphBase, public std::enable_shared_from_this<G
 
  private:
   friend class Graph;
+  int add_node_locked(std::unique_ptr<Node> node, bool mark_used);
   using StoredItem = std::variant<TensorRef, int, Variable, std::string>;  // int: an operation
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<Node>> nodes_;

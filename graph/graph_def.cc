@@ -501,6 +501,7 @@ absl::Status export_node(const GraphState& state, const Node& node, GraphDef& de
   n.set_device(device);
   std::vector<std::string> inputs;
   std::vector<int> control = node.control_inputs;
+  std::string variable_handle;  // a variable op's handle node
   // Note [Variables in a GraphDef]: the handle, a control input here, is TensorFlow's input 0.
   const bool variable_op = &op == &kReadVariableOp || &op == &kAssignVariableOp || &op == &kAssignAddVariableOp ||
                            &op == &kAssignSubVariableOp;
@@ -508,6 +509,7 @@ absl::Status export_node(const GraphState& state, const Node& node, GraphDef& de
     auto it = std::find_if(control.begin(), control.end(), [&](int c) { return state.node(c).op == &kVarHandleOp; });
     if (it == control.end()) return absl::InternalError("a variable op without its VarHandleOp");
     inputs.push_back(state.node(*it).name);
+    variable_handle = state.node(*it).name;
     control.erase(it);
   }
   for (const TensorRef& r : node.inputs) inputs.push_back(tensor_name(state.node(r.node), r.index));
@@ -555,6 +557,16 @@ absl::Status export_node(const GraphState& state, const Node& node, GraphDef& de
   }
   if (&op == &kConstOp) TF_RETURN_IF_ERROR(tensor_to_proto(node.value, (*n.mutable_attr())["value"].mutable_tensor()));
   if (&op == &kVarHandleOp) (*n.mutable_attr())["shared_name"].set_s(node.name);
+  // Note [Colocation groups] (graph/placer.h): a variable's reads and updates, and the nodes
+  // an imported "_class" colocated, carry TensorFlow's "_class", sorted as TensorFlow sorts it.
+  std::vector<std::string> colocation = node.colocate_with;
+  if (!variable_handle.empty()) colocation.push_back(variable_handle);
+  if (!colocation.empty()) {
+    std::sort(colocation.begin(), colocation.end());
+    colocation.erase(std::unique(colocation.begin(), colocation.end()), colocation.end());
+    auto* list = (*n.mutable_attr())["_class"].mutable_list();
+    for (const std::string& x : colocation) list->add_s(absl::StrCat("loc:@", x));
+  }
   for (int c : control) inputs.push_back(absl::StrCat("^", state.node(c).name));
   for (std::string& in : inputs) n.add_input(std::move(in));
   *def.add_node() = std::move(n);

@@ -1,7 +1,8 @@
 // GraphDef -> Graph: import_graph_def. Two phases (Note [Import commits at the end]).
 #include <algorithm>
 #include <bit>
-#include <deque>
+#include <string_view>
+#include <tuple>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -39,16 +40,14 @@ struct Ref {
   TensorSpec spec;
 };
 
+// A planned node: the Node it becomes (allocated once here and handed to the graph by commit,
+// Note [Linear import]) and what commit resolves to graph ids.
 struct Planned {
-  std::string name;
-  const OpDef* op = nullptr;
+  std::unique_ptr<Node> node = std::make_unique<Node>();  // inputs and control inputs still empty
   std::vector<Ref> inputs;
-  std::vector<int> control;
-  AttrMap attrs;
-  OutputSpecs outputs;
-  DeviceSpec device;
-  Tensor value;
-  int handle = -1;  // variable ops: the planned VarHandleOp
+  std::vector<int> control;   // planned nodes
+  std::vector<int> colocate;  // "_class": GraphDef nodes named by "loc:@" (Note [Colocation groups])
+  int handle = -1;            // variable ops: the planned VarHandleOp
 };
 
 // TensorFlow op types that are another tapeflow op under the same semantics.
@@ -75,15 +74,31 @@ bool valid_node_name(std::string_view name) {
   return true;
 }
 
-// "x" -> ("x", 0), "x:2" -> ("x", 2).
-std::pair<std::string, int> split_tensor_name(std::string_view s) {
+absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+
+// "x" -> ("x", 0), "x:2" -> ("x", 2). Views into `s`.
+std::pair<std::string_view, int> split_tensor_name(std::string_view s) {
   const size_t colon = s.rfind(':');
   int index = 0;
   if (colon != std::string_view::npos &&
       absl::SimpleAtoi(absl::string_view(s.data() + colon + 1, s.size() - colon - 1), &index) && index >= 0)
-    return {std::string(s.substr(0, colon)), index};
-  return {std::string(s), 0};
+    return {s.substr(0, colon), index};
+  return {s, 0};
 }
+
+// Note [Linear import]: a 100k-node GraphDef must import in about ten times the time of a 10k
+// one (issue 13). Each input string is parsed and looked up once (link_inputs: an Edge per
+// input, kept in one array indexed like the NodeDef's inputs); names are views into the
+// GraphDef, not copies; consumers are a CSR array, not a vector per node; the plan and the
+// graph's tables are sized from the node count up front, so nothing is rehashed or regrown
+// (a grown table touches fresh pages: at 100k nodes the page faults alone were a fifth of
+// the time); the input_map lookup is skipped when input_map is empty. deploy_bench's
+// BM_GraphDefImportScaling reports the 100k / 10k ratio.
+struct Edge {
+  int src = -1;      // the GraphDef node it names
+  int index = 0;     // its output (data inputs)
+  bool control = false;
+};
 
 class Importer {
  public:
@@ -97,6 +112,7 @@ class Importer {
 
  private:
   absl::Status index_nodes();
+  absl::Status link_inputs();
   absl::Status check_op_types();
   absl::StatusOr<std::vector<int>> topological_order();
   absl::Status plan_node(int i);
@@ -104,11 +120,12 @@ class Importer {
                             const DeviceSpec& device);
   absl::Status plan_composite(int i, const std::vector<Ref>& inputs, const std::vector<int>& control,
                               const DeviceSpec& device);
-  absl::StatusOr<Ref> resolve(const std::string& input);
+  absl::StatusOr<Ref> resolve(const Edge& edge, const std::string& input);
+  absl::Status read_colocation(int i, Planned& p);
   absl::StatusOr<AttrValue> const_input(const Ref& ref, const FormItem& item);
   absl::StatusOr<int> add_planned(Planned p, std::vector<Ref> inputs);
   Ref output_ref(int planned, int index) const {
-    return Ref{planned, index, {}, plan_[planned].outputs[index]};
+    return Ref{planned, index, {}, plan_[planned].node->outputs[index]};
   }
   absl::Status node_error(absl::StatusCode code, int i, absl::string_view message) const {
     const proto::NodeDef& n = def_.node(i);
@@ -118,15 +135,24 @@ class Importer {
   Graph graph_;
   const GraphDef& def_;
   const std::map<std::string, Tensor>& input_map_;
-  absl::flat_hash_map<std::string, int> by_name_;  // GraphDef node name -> its index
+  absl::flat_hash_map<absl::string_view, int> by_name_;  // GraphDef node name (a view into def_) -> its index
+  std::vector<Edge> edges_;                       // every node's inputs, in order (Note [Linear import])
+  std::vector<int> first_edge_;                   // node i's are [first_edge_[i], first_edge_[i + 1])
   std::vector<int> outputs_of_;                    // GraphDef node -> the planned node with its outputs
   std::vector<Planned> plan_;
   absl::flat_hash_map<std::string, Ref> mapped_;   // input_map keys, "x:0" form
   std::vector<std::pair<bool, std::pair<int, int>>> returns_;  // (is tensor, (planned node, index))
 };
 
+// How many nodes ahead index_nodes and link_inputs prefetch the hash slots they will touch: a
+// 100k-node table is far larger than the caches, and a lookup that waits for memory is most of
+// a node's time there (Note [Linear import]).
+constexpr int kPrefetchAhead = 8;
+
 absl::Status Importer::index_nodes() {
+  by_name_.reserve(static_cast<size_t>(def_.node_size()));
   for (int i = 0; i < def_.node_size(); ++i) {
+    if (i + kPrefetchAhead < def_.node_size()) by_name_.prefetch(av(def_.node(i + kPrefetchAhead).name()));
     const std::string& name = def_.node(i).name();
     if (!valid_node_name(name))
       return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] node ", i, " has an invalid name '", name, "'"));
@@ -134,6 +160,40 @@ absl::Status Importer::index_nodes() {
       return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] two nodes are named '", name, "'"));
   }
   outputs_of_.assign(def_.node_size(), -1);
+  return absl::OkStatus();
+}
+
+absl::Status Importer::link_inputs() {
+  const int n = def_.node_size();
+  size_t total = 0;
+  for (const proto::NodeDef& nd : def_.node()) total += static_cast<size_t>(nd.input_size());
+  edges_.reserve(total);
+  first_edge_.reserve(static_cast<size_t>(n) + 1);
+  for (int i = 0; i < n; ++i) {
+    first_edge_.push_back(static_cast<int>(edges_.size()));
+    if (i + kPrefetchAhead < n)
+      for (const std::string& in : def_.node(i + kPrefetchAhead).input())
+        by_name_.prefetch(av(!in.empty() && in[0] == '^' ? std::string_view(in).substr(1) : split_tensor_name(in).first));
+    bool seen_control = false;
+    for (const std::string& in : def_.node(i).input()) {
+      Edge e;
+      e.control = !in.empty() && in[0] == '^';
+      if (!e.control && seen_control)
+        return node_error(absl::StatusCode::kInvalidArgument, i,
+                          absl::StrCat("data input '", in, "' follows a control input; control inputs come last"));
+      seen_control |= e.control;
+      std::string_view src = in;
+      if (e.control) src.remove_prefix(1);
+      else std::tie(src, e.index) = split_tensor_name(in);
+      auto it = by_name_.find(av(src));
+      if (it == by_name_.end())
+        return node_error(absl::StatusCode::kNotFound, i,
+                          absl::StrCat(e.control ? "control input '" : "input '", in, "' names no node of the GraphDef"));
+      e.src = it->second;
+      edges_.push_back(e);
+    }
+  }
+  first_edge_.push_back(static_cast<int>(edges_.size()));
   return absl::OkStatus();
 }
 
@@ -152,34 +212,24 @@ absl::Status Importer::check_op_types() {
 }
 
 absl::StatusOr<std::vector<int>> Importer::topological_order() {
+  // Kahn's algorithm over a CSR array of consumers (Note [Linear import]).
   const int n = def_.node_size();
-  std::vector<std::vector<int>> consumers(n);
-  std::vector<int> pending(n, 0);
+  std::vector<int> pending(static_cast<size_t>(n), 0), first_consumer(static_cast<size_t>(n) + 1, 0);
   for (int i = 0; i < n; ++i) {
-    bool seen_control = false;
-    for (const std::string& in : def_.node(i).input()) {
-      const bool control = !in.empty() && in[0] == '^';
-      if (!control && seen_control)
-        return node_error(absl::StatusCode::kInvalidArgument, i,
-                          absl::StrCat("data input '", in, "' follows a control input; control inputs come last"));
-      seen_control |= control;
-      const std::string src = control ? in.substr(1) : split_tensor_name(in).first;
-      auto it = by_name_.find(src);
-      if (it == by_name_.end())
-        return node_error(absl::StatusCode::kNotFound, i,
-                          absl::StrCat(control ? "control input '" : "input '", in, "' names no node of the GraphDef"));
-      consumers[it->second].push_back(i);
-      ++pending[i];
-    }
+    pending[i] = first_edge_[i + 1] - first_edge_[i];
+    for (int k = first_edge_[i]; k < first_edge_[i + 1]; ++k) ++first_consumer[edges_[k].src + 1];
   }
-  std::deque<int> ready;
-  for (int i = 0; i < n; ++i) if (pending[i] == 0) ready.push_back(i);
+  for (int i = 0; i < n; ++i) first_consumer[i + 1] += first_consumer[i];
+  std::vector<int> consumers(edges_.size()), fill(first_consumer.begin(), first_consumer.end() - 1);
+  for (int i = 0; i < n; ++i)
+    for (int k = first_edge_[i]; k < first_edge_[i + 1]; ++k) consumers[fill[edges_[k].src]++] = i;
   std::vector<int> order;
-  while (!ready.empty()) {
-    const int i = ready.front();
-    ready.pop_front();
-    order.push_back(i);
-    for (int c : consumers[i]) if (--pending[c] == 0) ready.push_back(c);
+  order.reserve(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) if (pending[i] == 0) order.push_back(i);
+  for (size_t head = 0; head < order.size(); ++head) {
+    const int i = order[head];
+    for (int k = first_consumer[i]; k < first_consumer[i + 1]; ++k)
+      if (--pending[consumers[k]] == 0) order.push_back(consumers[k]);
   }
   if (static_cast<int>(order.size()) != n) {
     std::vector<std::string> stuck;
@@ -193,28 +243,56 @@ absl::StatusOr<std::vector<int>> Importer::topological_order() {
 absl::StatusOr<int> Importer::add_planned(Planned p, std::vector<Ref> inputs) {
   std::vector<TensorSpec> specs;
   for (const Ref& r : inputs) specs.push_back(r.spec);
-  InferenceContext ictx{p.op->api_name, specs, p.attrs};
-  absl::StatusOr<OutputSpecs> outs = p.op->infer(ictx);
-  if (!outs.ok()) return with_op_prefix(outs.status(), p.op->api_name);
-  p.outputs = *std::move(outs);
+  InferenceContext ictx{p.node->op->api_name, specs, p.node->attrs};
+  absl::StatusOr<OutputSpecs> outs = p.node->op->infer(ictx);
+  if (!outs.ok()) return with_op_prefix(outs.status(), p.node->op->api_name);
+  p.node->outputs = *std::move(outs);
   p.inputs = std::move(inputs);
   plan_.push_back(std::move(p));
   return static_cast<int>(plan_.size()) - 1;
 }
 
-absl::StatusOr<Ref> Importer::resolve(const std::string& input) {
-  auto [name, index] = split_tensor_name(input);
-  const std::string key = absl::StrCat(name, ":", index);
-  if (auto m = mapped_.find(key); m != mapped_.end()) return m->second;
-  const int planned = outputs_of_[by_name_.at(name)];
-  if (index >= static_cast<int>(plan_[planned].outputs.size()))
-    return absl::InvalidArgumentError(absl::StrCat("input '", input, "' names output ", index, " of node '", name,
-                                                   "', which has ", plan_[planned].outputs.size(), " output(s)"));
-  return output_ref(planned, index);
+absl::StatusOr<Ref> Importer::resolve(const Edge& edge, const std::string& input) {
+  const std::string& name = def_.node(edge.src).name();
+  if (!mapped_.empty())
+    if (auto m = mapped_.find(absl::StrCat(name, ":", edge.index)); m != mapped_.end()) return m->second;
+  const int planned = outputs_of_[edge.src];
+  if (edge.index >= static_cast<int>(plan_[planned].node->outputs.size()))
+    return absl::InvalidArgumentError(absl::StrCat("input '", input, "' names output ", edge.index, " of node '", name,
+                                                   "', which has ", plan_[planned].node->outputs.size(), " output(s)"));
+  return output_ref(planned, edge.index);
+}
+
+// TensorFlow's "_class" attr: its "loc:@X" entries (others are ignored, as TensorFlow ignores
+// them) name the nodes this one is placed with. X must be a node of the GraphDef, as
+// TensorFlow's import_graph_def requires (validate_colocation_constraints).
+absl::Status Importer::read_colocation(int i, Planned& p) {
+  const auto& attrs = def_.node(i).attr();
+  const auto it = attrs.find("_class");
+  if (it == attrs.end()) return absl::OkStatus();
+  const proto::AttrValue& v = it->second;
+  if (v.value_case() != proto::AttrValue::kList || v.list().i_size() || v.list().f_size() || v.list().b_size() ||
+      v.list().type_size() || v.list().shape_size() || v.list().tensor_size())
+    return node_error(absl::StatusCode::kInvalidArgument, i,
+                      absl::StrCat("attr '_class' must be a list of strings (\"loc:@<node>\"), not ",
+                                   v.ShortDebugString()));
+  for (const std::string& entry : v.list().s()) {
+    std::string_view name = entry;
+    if (!name.starts_with("loc:@")) continue;
+    name.remove_prefix(5);
+    auto node = by_name_.find(av(name));
+    if (node == by_name_.end())
+      return node_error(absl::StatusCode::kInvalidArgument, i,
+                        absl::StrCat("expects to be colocated with unknown node '", av(name), "' (its attr '_class' has \"",
+                                     entry, "\")"));
+    if (node->second != i && std::find(p.colocate.begin(), p.colocate.end(), node->second) == p.colocate.end())
+      p.colocate.push_back(node->second);
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<AttrValue> Importer::const_input(const Ref& ref, const FormItem& item) {
-  const Planned* src = ref.node >= 0 ? &plan_[ref.node] : nullptr;
+  const Node* src = ref.node >= 0 ? plan_[ref.node].node.get() : nullptr;
   if (src == nullptr || src->op != &kConstOp)
     return absl::UnimplementedError(absl::StrCat("the input that carries '", item.name,
                                                  "' must be a Const node: tapeflow holds it as an attribute"));
@@ -258,12 +336,13 @@ absl::StatusOr<AttrValue> Importer::const_input(const Ref& ref, const FormItem& 
 
 absl::Status Importer::plan(const std::vector<std::string>& return_elements) {
   TF_RETURN_IF_ERROR(index_nodes());
+  TF_RETURN_IF_ERROR(link_inputs());
   TF_RETURN_IF_ERROR(check_op_types());
   TF_ASSIGN_OR_RETURN(std::vector<int> order, topological_order());
   std::vector<std::string> unused;
   for (const auto& [key, tensor] : input_map_) {
     auto [name, index] = split_tensor_name(key);
-    if (!by_name_.contains(name)) { unused.push_back(key); continue; }
+    if (!by_name_.contains(av(name))) { unused.push_back(key); continue; }
     if (!tensor.defined())
       return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] input_map['", key, "'] is an empty tensor"));
     Ref ref;
@@ -275,29 +354,30 @@ absl::Status Importer::plan(const std::vector<std::string>& return_elements) {
       ref.outer = TensorRef{tensor.symbolic().node, tensor.symbolic().output};
     } else {  // a concrete value: a Const in the graph
       Planned c;
-      c.name = absl::StrCat(name, "/input_map_value");
-      c.op = &kConstOp;
-      c.value = tensor;
-      c.attrs = AttrMap{{"dtype", tensor.dtype()}, {"shape", tensor.shape()}};
+      c.node->name = absl::StrCat(av(name), "/input_map_value");
+      c.node->op = &kConstOp;
+      c.node->value = tensor;
+      c.node->attrs = AttrMap{{"dtype", tensor.dtype()}, {"shape", tensor.shape()}};
       TF_ASSIGN_OR_RETURN(int id, add_planned(std::move(c), {}));
       ref = output_ref(id, 0);
     }
-    mapped_[absl::StrCat(name, ":", index)] = ref;
+    mapped_[absl::StrCat(av(name), ":", index)] = ref;
   }
   if (!unused.empty())
     return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] input_map names tensors the GraphDef does not "
                                                    "have: ", absl::StrJoin(unused, ", ")));
+  plan_.reserve(plan_.size() + static_cast<size_t>(def_.node_size()));
   for (int i : order) TF_RETURN_IF_ERROR(plan_node(i));
   for (const std::string& r : return_elements) {
     const bool is_tensor = r.find(':') != std::string::npos;
     auto [name, index] = split_tensor_name(r);
-    auto it = by_name_.find(name);
+    auto it = by_name_.find(av(name));
     if (it == by_name_.end())
       return absl::NotFoundError(absl::StrCat("[import_graph_def] return element '", r, "' names no node of the GraphDef"));
     const int planned = outputs_of_[it->second];
-    if (is_tensor && index >= static_cast<int>(plan_[planned].outputs.size()))
-      return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] return element '", r, "': node '", name,
-                                                     "' has ", plan_[planned].outputs.size(), " output(s)"));
+    if (is_tensor && index >= static_cast<int>(plan_[planned].node->outputs.size()))
+      return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] return element '", r, "': node '", av(name),
+                                                     "' has ", plan_[planned].node->outputs.size(), " output(s)"));
     returns_.push_back({is_tensor, {planned, index}});
   }
   return absl::OkStatus();
@@ -306,24 +386,26 @@ absl::Status Importer::plan(const std::vector<std::string>& return_elements) {
 absl::Status Importer::plan_node(int i) {
   const proto::NodeDef& nd = def_.node(i);
   auto fail = [&](const absl::Status& s) { return node_error(s.code(), i, s.message()); };
-  absl::StatusOr<DeviceSpec> device = DeviceSpec::parse(nd.device());
+  absl::StatusOr<DeviceSpec> device = nd.device().empty() ? DeviceSpec{} : DeviceSpec::parse(nd.device());
   if (!device.ok()) return fail(device.status());
-  std::vector<std::string> data_inputs;
+  // The data inputs are edges [first, data_end) (link_inputs: control inputs come last).
+  int first = first_edge_[i], data_end = first;
   std::vector<int> control;
-  for (const std::string& in : nd.input()) {
-    if (!in.empty() && in[0] == '^') control.push_back(outputs_of_[by_name_.at(in.substr(1))]);
-    else data_inputs.push_back(in);
+  for (int k = first; k < first_edge_[i + 1]; ++k) {
+    if (edges_[k].control) control.push_back(outputs_of_[edges_[k].src]);
+    else data_end = k + 1;
   }
   const char* alias = alias_of(nd.op());
   if (is_composite(nd.op())) {
     std::vector<Ref> inputs;
-    for (const std::string& in : data_inputs) {
-      absl::StatusOr<Ref> r = resolve(in);
+    for (int k = first; k < data_end; ++k) {
+      absl::StatusOr<Ref> r = resolve(edges_[k], nd.input(k - first_edge_[i]));
       if (!r.ok()) return fail(r.status());
       inputs.push_back(*r);
     }
     absl::Status s = plan_composite(i, inputs, control, *device);
-    return s.ok() ? s : fail(s);
+    if (!s.ok()) return fail(s);
+    return read_colocation(i, plan_[outputs_of_[i]]);
   }
   const OpDef& op = *find_any_op(alias ? alias : nd.op());
   // Note [Variables in a GraphDef]: input 0 of a read or update is the variable's handle.
@@ -331,27 +413,29 @@ absl::Status Importer::plan_node(int i) {
                            &op == &kAssignSubVariableOp;
   int handle = -1;
   if (variable_op) {
-    if (data_inputs.empty()) return node_error(absl::StatusCode::kInvalidArgument, i, "needs the variable's handle as input 0");
-    const int src = outputs_of_[by_name_.at(split_tensor_name(data_inputs[0]).first)];
-    if (plan_[src].op != &kVarHandleOp)
+    if (data_end == first) return node_error(absl::StatusCode::kInvalidArgument, i, "needs the variable's handle as input 0");
+    const int src = outputs_of_[edges_[first].src];
+    if (plan_[src].node->op != &kVarHandleOp)
       return node_error(absl::StatusCode::kInvalidArgument, i,
-                        absl::StrCat("input 0 '", data_inputs[0], "' must be a VarHandleOp, not a ", plan_[src].op->type));
+                        absl::StrCat("input 0 '", nd.input(0), "' must be a VarHandleOp, not a ", plan_[src].node->op->type));
     handle = src;
     control.push_back(src);
-    data_inputs.erase(data_inputs.begin());
+    ++first;
   }
   std::vector<Ref> refs;
-  for (const std::string& in : data_inputs) {
-    absl::StatusOr<Ref> r = resolve(in);
+  refs.reserve(static_cast<size_t>(data_end - first));
+  for (int k = first; k < data_end; ++k) {
+    absl::StatusOr<Ref> r = resolve(edges_[k], nd.input(k - first_edge_[i]));
     if (!r.ok()) return fail(r.status());
     refs.push_back(*r);
   }
   Planned p;
-  p.name = nd.name();
-  p.op = &op;
-  p.control = control;
-  p.device = *device;
+  p.node->name = nd.name();
+  p.node->op = &op;
+  p.control = std::move(control);
+  p.node->requested_device = *std::move(device);
   p.handle = handle;
+  TF_RETURN_IF_ERROR(read_colocation(i, p));
   const Form& form = form_of(op);
   // Which TensorFlow inputs are tensors and which carry attrs (Note [GraphDef form]).
   const int num_tensors = static_cast<int>(refs.size()) - form.num_const_inputs;
@@ -374,7 +458,7 @@ absl::Status Importer::plan_node(int i) {
     const FormItem& f = form.items[layout[k]];
     absl::StatusOr<AttrValue> v = const_input(refs[k], f);
     if (!v.ok()) return fail(v.status());
-    p.attrs.set(f.name, *std::move(v));
+    p.node->attrs.set(f.name, *std::move(v));
   }
   const auto& attrs = nd.attr();
   for (const FormItem& f : form.items) {
@@ -388,16 +472,17 @@ absl::Status Importer::plan_node(int i) {
     absl::StatusOr<AttrValue> v = attr_from_proto(it == attrs.end() ? f.default_value : it->second,
                                                   nchw && f.value_kind == "hw" ? "ints" : f.value_kind);
     if (!v.ok()) return node_error(v.status().code(), i, absl::StrCat("attr '", f.tf_name, "' ", v.status().message()));
-    if (auto bits = attrs.find(absl::StrCat("_", f.tf_name, "_f64")); bits != attrs.end() && f.value_kind == "float")
-      v = AttrValue(std::bit_cast<double>(static_cast<int64_t>(bits->second.i())));
-    p.attrs.set(f.name, *std::move(v));
+    if (f.value_kind == "float")
+      if (auto bits = attrs.find(absl::StrCat("_", f.tf_name, "_f64")); bits != attrs.end())
+        v = AttrValue(std::bit_cast<double>(static_cast<int64_t>(bits->second.i())));
+    p.node->attrs.set(f.name, *std::move(v));
   }
   for (const auto& [key, value] : attrs) {  // tapeflow-only attrs
-    if (key.size() < 2 || key[0] != '_' || key.ends_with("_f64") || form.lists(key.substr(1))) continue;
+    if (key.size() < 2 || key[0] != '_' || key == "_class" || key.ends_with("_f64") || form.lists(key.substr(1))) continue;
     const std::string kind = natural_kind(value);
     if (kind.empty()) continue;
     absl::StatusOr<AttrValue> v = attr_from_proto(value, kind);
-    if (v.ok()) p.attrs.set(key.substr(1), *std::move(v));
+    if (v.ok()) p.node->attrs.set(key.substr(1), *std::move(v));
   }
   for (const FormItem& f : form.items) {  // fixed attrs TensorFlow may set otherwise
     if (f.kind != FormItem::Kind::kFixed) continue;
@@ -413,28 +498,28 @@ absl::Status Importer::plan_node(int i) {
     if (it == attrs.end() || !it->second.has_tensor()) return node_error(absl::StatusCode::kInvalidArgument, i, "attr 'value' (a tensor) is missing");
     absl::StatusOr<Tensor> value = tensor_from_proto(it->second.tensor());
     if (!value.ok()) return node_error(value.status().code(), i, absl::StrCat("attr 'value': ", value.status().message()));
-    if (value->dtype() != p.attrs.get<DType>("dtype"))
+    if (value->dtype() != p.node->attrs.get<DType>("dtype"))
       return node_error(absl::StatusCode::kInvalidArgument, i,
-                        absl::StrCat("attr 'dtype' is ", dtype_name(p.attrs.get<DType>("dtype")), " but the value is ",
+                        absl::StrCat("attr 'dtype' is ", dtype_name(p.node->attrs.get<DType>("dtype")), " but the value is ",
                                      dtype_name(value->dtype())));
-    p.attrs.set("shape", value->shape());
-    p.value = *std::move(value);
+    p.node->attrs.set("shape", value->shape());
+    p.node->value = *std::move(value);
   }
   if (variable_op) {
-    const DType var_dtype = plan_[handle].attrs.get<DType>("dtype");
-    if (p.attrs.get<DType>("dtype") != var_dtype || (!tensors.empty() && tensors[0].spec.dtype != var_dtype))
+    const DType var_dtype = plan_[handle].node->attrs.get<DType>("dtype");
+    if (p.node->attrs.get<DType>("dtype") != var_dtype || (!tensors.empty() && tensors[0].spec.dtype != var_dtype))
       return node_error(absl::StatusCode::kInvalidArgument, i,
                         absl::StrCat("variable '", def_.node(i).input(0), "' holds ", dtype_name(var_dtype),
-                                     "; this node has dtype ", dtype_name(p.attrs.get<DType>("dtype")),
+                                     "; this node has dtype ", dtype_name(p.node->attrs.get<DType>("dtype")),
                                      tensors.empty() ? "" : absl::StrCat(" and a value of ", dtype_name(tensors[0].spec.dtype))));
-    p.attrs.set("shape", plan_[handle].attrs.get<Shape>("shape"));
+    p.node->attrs.set("shape", plan_[handle].node->attrs.get<Shape>("shape"));
   }
-  if (&op == &kVarHandleOp && !p.attrs.get<Shape>("shape").is_fully_defined())
+  if (&op == &kVarHandleOp && !p.node->attrs.get<Shape>("shape").is_fully_defined())
     return node_error(absl::StatusCode::kInvalidArgument, i, "a variable's shape must be fully defined");
   absl::StatusOr<int> id = add_planned(std::move(p), tensors);
   if (!id.ok()) return fail(id.status());
   // Type attrs must agree with the tensors (a Const feeding an Add of another T, ...).
-  const Planned& done = plan_[*id];
+  const Node& done = *plan_[*id].node;
   for (const FormItem& f : form.items) {
     auto it = attrs.find(f.name);
     if (it == attrs.end()) continue;
@@ -469,10 +554,10 @@ absl::Status Importer::plan_composite(int i, const std::vector<Ref>& inputs, con
   auto op = [](const char* t) -> const OpDef& { return *find_any_op(t); };
   auto node = [&](std::string name, const OpDef& o, std::vector<Ref> in, AttrMap attrs = {}) -> absl::StatusOr<Ref> {
     Planned p;
-    p.name = std::move(name);
-    p.op = &o;
-    p.attrs = std::move(attrs);
-    p.device = device;
+    p.node->name = std::move(name);
+    p.node->op = &o;
+    p.node->attrs = std::move(attrs);
+    p.node->requested_device = device;
     TF_ASSIGN_OR_RETURN(int id, add_planned(std::move(p), std::move(in)));
     return output_ref(id, 0);
   };
@@ -480,11 +565,11 @@ absl::Status Importer::plan_composite(int i, const std::vector<Ref>& inputs, con
     Tensor t;
     dispatch_dtype(x.spec.dtype, [&]<typename T>() { t = Tensor(static_cast<T>(v)); });
     Planned p;
-    p.name = std::move(name);
-    p.op = &kConstOp;
-    p.device = device;
-    p.value = t;
-    p.attrs = AttrMap{{"dtype", t.dtype()}, {"shape", t.shape()}};
+    p.node->name = std::move(name);
+    p.node->op = &kConstOp;
+    p.node->requested_device = device;
+    p.node->value = t;
+    p.node->attrs = AttrMap{{"dtype", t.dtype()}, {"shape", t.shape()}};
     TF_ASSIGN_OR_RETURN(int id, add_planned(std::move(p), {}));
     return output_ref(id, 0);
   };
@@ -544,49 +629,64 @@ class BindVariableContext final : public GraphBuildingContext {
 std::vector<ImportedElement> Importer::commit(std::string_view name, std::source_location loc) {
   GraphState& state = *graph_.state();
   const std::string prefix = name.empty() ? std::string() : state.unique_name(name);
+  // Each VarHandleOp's initializer "<v>/Assign", found by the names as planned.
+  std::vector<int> init_of(plan_.size(), -1);
+  for (size_t a = 0; a < plan_.size(); ++a) {
+    const Planned& p = plan_[a];
+    if (p.node->op != &kAssignVariableOp || p.handle < 0) continue;
+    const std::string& v = plan_[p.handle].node->name;
+    const std::string& n = p.node->name;
+    if (n.size() == v.size() + 7 && n.starts_with(v) && n.ends_with("/Assign")) init_of[p.handle] = static_cast<int>(a);
+  }
+  state.reserve(static_cast<int>(plan_.size()));
   std::vector<int> ids(plan_.size(), -1);
   for (size_t k = 0; k < plan_.size(); ++k) {
     Planned& p = plan_[k];
-    Node node;
-    node.name = state.unique_name(prefix.empty() ? p.name : absl::StrCat(prefix, "/", p.name));
-    node.op = p.op;
+    Node& node = *p.node;
+    if (!prefix.empty()) node.name = absl::StrCat(prefix, "/", node.name);
+    node.inputs.reserve(p.inputs.size());
     for (const Ref& r : p.inputs) node.inputs.push_back(r.node < 0 ? r.outer : TensorRef{ids[r.node], r.index});
+    node.control_inputs.reserve(p.control.size());
     for (int c : p.control) node.control_inputs.push_back(ids[c]);
     std::sort(node.control_inputs.begin(), node.control_inputs.end());
     node.control_inputs.erase(std::unique(node.control_inputs.begin(), node.control_inputs.end()), node.control_inputs.end());
-    node.attrs = std::move(p.attrs);
-    node.outputs = p.outputs;
-    node.requested_device = p.device;
     node.loc = loc;
-    node.value = p.value;
-    ids[k] = state.add_node(std::move(node));
+    ids[k] = state.add_node_unique(std::move(p.node));
   }
+  // "_class": the names the colocated nodes got here (a prefix, a "_1" suffix).
   for (size_t k = 0; k < plan_.size(); ++k) {
-    if (plan_[k].op != &kVarHandleOp) continue;
-    int init = -1;
-    for (size_t a = 0; a < plan_.size(); ++a)
-      if (plan_[a].op == &kAssignVariableOp && plan_[a].handle == static_cast<int>(k) &&
-          plan_[a].name == plan_[k].name + "/Assign")
-        init = static_cast<int>(a);
+    if (plan_[k].colocate.empty()) continue;
+    std::vector<std::string> names;
+    for (int x : plan_[k].colocate) names.push_back(state.node(ids[outputs_of_[x]]).name);
+    state.mutable_node(ids[k]).colocate_with = std::move(names);
+  }
+  std::vector<std::optional<Variable>> variable_of(plan_.size());
+  for (size_t k = 0; k < plan_.size(); ++k) {
     const Node& handle = state.node(ids[k]);
+    if (handle.op != &kVarHandleOp) continue;
+    const int init = init_of[k];
     const DType dtype = handle.attrs.get<DType>("dtype");
     const Shape shape = handle.attrs.get<Shape>("shape");
     Tensor initial = init >= 0 ? state.tensor(state.node(ids[init]).inputs[0]) : Tensor::from_host(dtype, shape, nullptr);
     const bool trainable = handle.attrs.get_or<bool>("trainable", true);
     GraphVariableInfo info{graph_.state(), ids[k], init >= 0 ? ids[init] : -1};
     BindVariableContext ctx(graph_, info);
-    std::optional<Variable> variable;
+    std::optional<Variable>& variable = variable_of[k];
     {
       ContextGuard guard(&ctx);
       variable.emplace(initial, handle.name, trainable, loc);
     }
     state.mutable_node(ids[k]).variable = *variable;
-    for (size_t a = 0; a < plan_.size(); ++a)
-      if (plan_[a].handle == static_cast<int>(k)) state.mutable_node(ids[a]).variable = *variable;
-    if (init < 0) continue;  // Note [Variables in a GraphDef]: nobody initialises it
-    state.add_variable(variable->id(), {ids[k], ids[init]});
-    graph_.add_to_collection(GraphKeys::kGlobalVariables, *variable);
-    if (trainable) graph_.add_to_collection(GraphKeys::kTrainableVariables, *variable);
+  }
+  for (size_t a = 0; a < plan_.size(); ++a)
+    if (plan_[a].handle >= 0) state.mutable_node(ids[a]).variable = *variable_of[plan_[a].handle];
+  for (size_t k = 0; k < plan_.size(); ++k) {
+    if (!variable_of[k] || init_of[k] < 0) continue;  // Note [Variables in a GraphDef]: nobody initialises it
+    const Variable& variable = *variable_of[k];
+    state.add_variable(variable.id(), {ids[k], ids[init_of[k]]});
+    graph_.add_to_collection(GraphKeys::kGlobalVariables, variable);
+    if (state.node(ids[k]).attrs.get_or<bool>("trainable", true))
+      graph_.add_to_collection(GraphKeys::kTrainableVariables, variable);
   }
   std::vector<ImportedElement> out;
   for (const auto& [is_tensor, where] : returns_) {

@@ -351,11 +351,12 @@ bool attrs_equal(const AttrMap& a, const AttrMap& b) {
   return true;
 }
 
-// Equal nodes are interchangeable: same op, inputs, control inputs (both sorted), device and
-// attrs; Consts also need equal values.
+// Equal nodes are interchangeable: same op, inputs, control inputs (both sorted), device,
+// colocation and attrs; Consts also need equal values.
 bool same_node(const Node& a, const Node& b) {
   if (a.op != b.op || a.inputs != b.inputs || a.control_inputs != b.control_inputs ||
-      !(a.requested_device == b.requested_device) || a.outputs.size() != b.outputs.size() ||
+      !(a.requested_device == b.requested_device) || a.colocate_with != b.colocate_with ||
+      a.outputs.size() != b.outputs.size() ||
       !attrs_equal(a.attrs, b.attrs))
     return false;
   if (a.op != &kConstOp) return true;

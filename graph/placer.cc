@@ -68,44 +68,102 @@ std::string names_of(const std::vector<Device*>& devices) {
   return absl::StrCat("[", absl::StrJoin(names, ", "), "]");
 }
 
-// A node, or a variable's colocation group (rule 2), placed as one.
+// A node, or a colocation group (rule 2), placed as one.
 struct Unit {
-  std::vector<int> members;  // node ids, in creation order
-  int primary = -1;          // the node the request and errors are about: the variable node, else the first
+  std::vector<int> members;  // the needed node ids, in creation order
+  std::vector<int> anchors;  // the group's VarHandleOps, then the nodes others name in "_class"
+  int primary = -1;          // the node the request and errors are about: the first anchor, else the first member
   DeviceSpec request;
 };
+
+// Disjoint sets over node ids (path halving; the smaller id becomes the root).
+struct Groups {
+  explicit Groups(int n) : parent(static_cast<size_t>(n)) {
+    for (int i = 0; i < n; ++i) parent[i] = i;
+  }
+  int find(int x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  }
+  void unite(int a, int b) {
+    a = find(a);
+    b = find(b);
+    if (a != b) parent[std::max(a, b)] = std::min(a, b);
+  }
+  std::vector<int> parent;
+};
+
+// Note [Colocation groups]: rule 2 unites a variable's nodes (Node::variable) and each node
+// with the nodes its "_class" names (Node::colocate_with). As TensorFlow keys a group by the
+// name in "loc:@X", nodes that name an X the graph lacks (a pass pruned it) are still placed
+// together. `is_target` marks the nodes some other node names.
+Groups colocation_groups(const std::vector<const Node*>& nodes, std::vector<char>& is_target) {
+  const int n = static_cast<int>(nodes.size());
+  Groups groups(n);
+  absl::flat_hash_map<int64_t, int> first_of_variable;
+  bool any_colocation = false;
+  for (int id = 0; id < n; ++id) {
+    const Node& node = *nodes[id];
+    any_colocation |= !node.colocate_with.empty();
+    if (!node.variable) continue;
+    auto [it, inserted] = first_of_variable.try_emplace(node.variable->id(), id);
+    if (!inserted) groups.unite(it->second, id);
+  }
+  if (!any_colocation) return groups;
+  absl::flat_hash_map<std::string_view, int> by_name, first_naming_missing;
+  by_name.reserve(static_cast<size_t>(n));
+  for (int id = 0; id < n; ++id) by_name.emplace(nodes[id]->name, id);
+  for (int id = 0; id < n; ++id) {
+    for (const std::string& target : nodes[id]->colocate_with) {
+      if (auto it = by_name.find(target); it != by_name.end()) {
+        groups.unite(id, it->second);
+        if (it->second != id) is_target[it->second] = 1;
+      } else {
+        groups.unite(id, first_naming_missing.try_emplace(target, id).first->second);
+      }
+    }
+  }
+  return groups;
+}
 
 }  // namespace
 
 std::vector<Device*> place_nodes(const std::vector<const Node*>& nodes, const std::vector<char>& needed,
                                  const std::vector<Device*>& devices, bool allow_soft_placement) {
   const int n = static_cast<int>(nodes.size());
-  // Rule 2: one unit per variable, one per other node.
+  // Rule 2: one unit per colocation group with a needed member (Note [Colocation groups]).
+  std::vector<char> is_target(static_cast<size_t>(n), 0);
+  Groups groups = colocation_groups(nodes, is_target);
   std::vector<Unit> units;
-  absl::flat_hash_map<int64_t, int> unit_of_variable;
+  absl::flat_hash_map<int, int> unit_of_root;
   for (int id = 0; id < n; ++id) {
     if (!needed[id]) continue;
-    const Node& node = *nodes[id];
-    if (!node.variable) {
-      units.push_back(Unit{{id}, id, node.requested_device});
-      continue;
-    }
-    auto [it, inserted] = unit_of_variable.try_emplace(node.variable->id(), static_cast<int>(units.size()));
-    if (inserted) units.push_back(Unit{{}, id, {}});
-    Unit& unit = units[it->second];
-    unit.members.push_back(id);
-    if (node.op == &kVarHandleOp) unit.primary = id;
+    auto [it, inserted] = unit_of_root.try_emplace(groups.find(id), static_cast<int>(units.size()));
+    if (inserted) units.push_back(Unit{});
+    units[it->second].members.push_back(id);
   }
-  for (auto& [variable, u] : unit_of_variable) {
-    Unit& unit = units[u];
-    const DeviceSpec& own = nodes[unit.primary]->requested_device;
-    if (nodes[unit.primary]->op == &kVarHandleOp && !own.empty()) {
-      unit.request = own;
+  // Anchors, needed or not: the VarHandleOps first, then the named nodes, each in creation order.
+  for (const bool handles : {true, false}) {
+    for (int id = 0; id < n; ++id) {
+      if (handles ? nodes[id]->op != &kVarHandleOp : !is_target[id] || nodes[id]->op == &kVarHandleOp) continue;
+      auto it = unit_of_root.find(groups.find(id));
+      if (it != unit_of_root.end()) units[it->second].anchors.push_back(id);
+    }
+  }
+  for (Unit& unit : units) {
+    unit.primary = unit.anchors.empty() ? unit.members.front() : unit.anchors.front();
+    if (unit.members.size() == 1 && unit.anchors.empty()) {
+      unit.request = nodes[unit.primary]->requested_device;
       continue;
     }
-    for (int m : unit.members) {
-      const DeviceSpec& r = nodes[m]->requested_device;
-      if (r.is_compatible_with(unit.request)) unit.request = unit.request.merged_with(r);
+    // The anchors' requests merged; when they have none, the members' (a request that
+    // conflicts with the merge so far is ignored).
+    for (const std::vector<int>* from : {&unit.anchors, &unit.members}) {
+      for (int m : *from) {
+        const DeviceSpec& r = nodes[m]->requested_device;
+        if (r.is_compatible_with(unit.request)) unit.request = unit.request.merged_with(r);
+      }
+      if (!unit.request.empty()) break;
     }
   }
 
@@ -137,9 +195,12 @@ std::vector<Device*> place_nodes(const std::vector<const Node*>& nodes, const st
           absl::StrAppend(&kernel_of, kernel_of.empty() ? "" : ", ", nodes[m]->op->type, " (",
                           dtype_name(kernel_dtype(*nodes[m], nodes)), ")");
       std::string group;
-      if (unit.members.size() > 1 || node.variable)
+      if (node.variable)
         group = absl::StrCat(" with the ", unit.members.size() - 1, " other node(s) colocated with variable '",
                              node.variable->name(), "' (its initializer, reads, assigns and updates run where it lives)");
+      else if (unit.members.size() > 1 || !unit.anchors.empty())
+        group = absl::StrCat(" with the ", unit.members.size() - 1, " other node(s) colocated with node '", node.name,
+                             "' (its \"_class\" colocation group)");
       const std::string requested =
           unit.request.empty() ? std::string("no device was requested")
                                : absl::StrCat("it was explicitly requested on '", unit.request.to_string(), "'");

@@ -21,6 +21,15 @@
 //     requests merged in creation order (a member that conflicts with the merge so far is
 //     ignored). A read or update built under another device scope still runs where its variable
 //     lives; its value reaches its consumers through a _Send/_Recv pair (Note [Partitions]).
+//     TensorFlow's colocation attr joins groups too: a node whose "_class" lists "loc:@X"
+//     (Node::colocate_with, read by import_graph_def) is placed with X's group, X's request
+//     taking precedence over its own (the group's request: its VarHandleOps' requests, then
+//     those of the nodes named in "loc:@", merged; the members' only when those are empty).
+//     X need not run in this step. Nodes that name an X the graph lacks are placed together, as
+//     TensorFlow keys a group by that name (import rejects such an X: InvalidArgumentError
+//     "expects to be colocated with unknown node", as TensorFlow's import does). to_graph_def
+//     writes "_class" on the reads, assigns and updates of a variable ("loc:@<its handle>") and
+//     on every node with colocate_with, as TensorFlow writes it (Note [Colocation groups]).
 //  3. Kernels. A node can run only on a device with a kernel for its op and dtype (the kernel
 //     registry, devices/kernel_registry.h); a group only where all of its members can. The ops
 //     the executor runs itself (Placeholder, Const, NoOp, Print, the variable ops, views such as

@@ -5,7 +5,7 @@
 //   c = crc32c_extend(crc32c(part1), part2);     // == crc32c(part1 + part2)
 //
 // Two implementations give identical results: SSE4.2's crc32 instruction where the CPU has it
-// (chosen once at run time), else an 8-way slicing table. Both are exposed so that tests run
+// (chosen once at run time; three interleaved chains), else an 8-way slicing table. Both are exposed so that tests run
 // each one, not only the one this machine picks. Pure and thread-safe.
 #pragma once
 
@@ -25,8 +25,11 @@ inline uint32_t crc32c(std::string_view s) {
 
 namespace crc32c_internal {
 uint32_t extend_table(uint32_t crc, std::span<const std::byte> data);
-// Requires has_sse42() (an illegal instruction otherwise).
+// Both require has_sse42() (an illegal instruction otherwise). extend_sse42 runs three crc32
+// chains over adjacent lanes and joins them (Note [CRC32C interleave], ~3x the speed of one
+// chain on 768 bytes and more); extend_sse42_serial is the one chain, kept as its reference.
 uint32_t extend_sse42(uint32_t crc, std::span<const std::byte> data);
+uint32_t extend_sse42_serial(uint32_t crc, std::span<const std::byte> data);
 bool has_sse42();
 // Which one crc32c_extend uses: "sse4.2" or "table".
 const char* active_implementation();

@@ -318,12 +318,24 @@ SafetensorsFile decode_safetensors(std::span<const std::byte> bytes, std::string
     const auto it = out.tensors.find(name);
     if (it == out.tensors.end()) data_loss(file, "a checksum names tensor '", name, "', which the file lacks");
     it->second.checksummed = true;
-    if (!options.verify_checksums) continue;
-    const std::string actual = hex32(crc32c(it->second.data));
-    if (value != actual)
-      data_loss(file, "tensor '", name, "': CRC32C mismatch (stored ", value, ", computed ", actual, ")");
+    it->second.crc32c = value;
+    if (options.verify_checksums) verify_checksum(it->second, file);
   }
   return out;
+}
+
+namespace {
+
+[[noreturn]] void crc_mismatch(const SafetensorsEntry& e, std::string_view file, uint32_t actual) {
+  data_loss(file, "tensor '", e.name, "': CRC32C mismatch (stored ", e.crc32c, ", computed ", hex32(actual), ")");
+}
+
+}  // namespace
+
+void verify_checksum(const SafetensorsEntry& entry, std::string_view file) {
+  if (!entry.checksummed) return;
+  const uint32_t actual = crc32c(entry.data);
+  if (entry.crc32c != hex32(actual)) crc_mismatch(entry, file, actual);
 }
 
 Tensor to_tensor(const SafetensorsEntry& entry, std::string_view file, Device* device) {
@@ -332,6 +344,38 @@ Tensor to_tensor(const SafetensorsEntry& entry, std::string_view file, Device* d
     invalid(file, "tensor '", entry.name, "' has dtype ", safetensors_dtype_name(entry.dtype),
             ", which tapeflow does not support");
   return Tensor::from_host(dt, Shape(entry.shape), entry.data.empty() ? nullptr : entry.data.data(), device);
+}
+
+// Note [Checked copy]: restoring a tensor reads its bytes twice if the checksum and the copy
+// are separate passes, and the second read of a large tensor comes from memory again. Here
+// each 32 KiB block is copied into the tensor's storage and then checksummed there, still in
+// the cache, so the bytes cross the memory bus as often as a plain read would move them.
+Tensor to_tensor_verified(const SafetensorsEntry& entry, std::string_view file, Device* device) {
+  if (!entry.checksummed) return to_tensor(entry, file, device);
+  if (entry.data.empty()) {
+    verify_checksum(entry, file);
+    return to_tensor(entry, file, device);
+  }
+  DType dt;
+  if (!to_dtype(entry.dtype, &dt))
+    invalid(file, "tensor '", entry.name, "' has dtype ", safetensors_dtype_name(entry.dtype),
+            ", which tapeflow does not support");
+  Tensor t = Tensor::from_host(dt, Shape(entry.shape), nullptr, device);  // allocated, not filled
+  const DeviceTensor& d = t.device_tensor();
+  if (d.device() == nullptr || !d.device()->host_accessible()) {  // a GPU: check, then copy
+    verify_checksum(entry, file);
+    return to_tensor(entry, file, device);
+  }
+  constexpr size_t kBlock = size_t{32} << 10;
+  auto* out = static_cast<std::byte*>(d.raw());
+  uint32_t crc = 0;
+  for (size_t at = 0; at < entry.data.size(); at += kBlock) {
+    const size_t n = std::min(kBlock, entry.data.size() - at);
+    std::memcpy(out + at, entry.data.data() + at, n);
+    crc = crc32c_extend(crc, {out + at, n});
+  }
+  if (entry.crc32c != hex32(crc)) crc_mismatch(entry, file, crc);
+  return t;
 }
 
 }  // namespace tapeflow

@@ -56,6 +56,7 @@ struct SafetensorsEntry {
   std::vector<int64_t> shape;
   std::span<const std::byte> data;
   bool checksummed = false;  // a "crc32c:<name>" entry was present (and matched, when verified)
+  std::string crc32c;        // that entry's value as stored (8 lowercase hex digits), "" when none
 };
 
 struct SafetensorsFile {
@@ -107,6 +108,17 @@ SafetensorsFile decode_safetensors(std::span<const std::byte> bytes, std::string
 // A tensor holding a copy of `entry`'s bytes, on `device` (null: the default device).
 // InvalidArgumentError for a dtype tapeflow does not have (F16, BF16, I16, I8).
 Tensor to_tensor(const SafetensorsEntry& entry, std::string_view file = "<memory>", Device* device = nullptr);
+
+// The same, checking the entry's stored CRC32C (when it has one) in the same pass: each block
+// is copied and then checksummed while it is in the cache (Note [Checked copy]), so a file
+// decoded with verify_checksums = false is read once instead of twice. DataLossError, with
+// decode_safetensors' message, on a mismatch; no tensor is returned then.
+Tensor to_tensor_verified(const SafetensorsEntry& entry, std::string_view file = "<memory>", Device* device = nullptr);
+
+// Checks one entry's stored CRC32C against its bytes (what decode_safetensors does for every
+// entry when verify_checksums is set): for entries a reader does not copy with
+// to_tensor_verified. DataLossError on a mismatch.
+void verify_checksum(const SafetensorsEntry& entry, std::string_view file = "<memory>");
 
 inline std::span<const std::byte> as_bytes(std::string_view s) {
   return {reinterpret_cast<const std::byte*>(s.data()), s.size()};

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -297,6 +298,18 @@ Shape shape_from_proto(const proto::TensorShapeProto& p) {
   return Shape(dims);
 }
 
+// A frozen graph has no variable handles: "_class" entries naming one go (TensorFlow's
+// import rejects a colocation with an unknown node), and the attr with them when it empties.
+void drop_colocation_with(proto::NodeDef& node, const std::set<std::string>& handles) {
+  auto it = node.mutable_attr()->find("_class");
+  if (it == node.mutable_attr()->end() || !it->second.has_list()) return;
+  auto* entries = it->second.mutable_list()->mutable_s();
+  entries->erase(std::remove_if(entries->begin(), entries->end(),
+                                [&](const std::string& e) { return e.starts_with("loc:@") && handles.count(e.substr(5)); }),
+                 entries->end());
+  if (entries->empty()) node.mutable_attr()->erase(it);
+}
+
 }  // namespace
 
 LoadedModel load_model(const std::string& dir_arg, std::source_location loc) {
@@ -333,7 +346,8 @@ LoadedModel load_model(const std::string& dir_arg, std::source_location loc) {
     }
     m.graph_ = graph_from_graph_def(def, loc);
     vars_file = MappedFile::open(vars_path);
-    vars = decode_safetensors(vars_file.bytes(), vars_path);
+    // The checksums are checked as the values are copied below (Note [Checked copy]).
+    vars = decode_safetensors(vars_file.bytes(), vars_path, {.verify_checksums = false});
   } catch (const Error& e) {
     if (e.message().starts_with("[load_model]")) throw;
     rethrow_prefixed(e, absl::StrCat("[load_model] ", dir, ": "), loc);
@@ -345,10 +359,16 @@ LoadedModel load_model(const std::string& dir_arg, std::source_location loc) {
                                       " does not hold"),
                          loc);
   };
+  std::set<std::string_view> copied;
   auto value_of = [&](const std::string& key) {
     if (!vars.contains(key))
       throw NotFoundError(absl::StrCat("[load_model] ", vars_path, ": no tensor '", key, "'"), loc);
-    return to_tensor(vars.tensors.at(key), vars_path);
+    copied.insert(vars.tensors.find(key)->first);
+    try {
+      return to_tensor_verified(vars.tensors.at(key), vars_path);
+    } catch (const Error& e) {
+      rethrow_prefixed(e, absl::StrCat("[load_model] ", dir, ": "), loc);
+    }
   };
   std::vector<std::pair<Variable, Tensor>> values;
   for (const std::string& key : meta.variable_names()) {
@@ -364,6 +384,12 @@ LoadedModel load_model(const std::string& dir_arg, std::source_location loc) {
     const int id = state.find(key);
     if (id < 0 || state.node(id).op != &kPlaceholderOp) throw missing_node(key, "captured tensor");
     captured->emplace_back(state.tensor({id, 0}), Operand(value_of(key), loc));
+  }
+  try {  // every checksum of the file is checked, of tensors nobody loads too
+    for (const auto& [name, entry] : vars.tensors)
+      if (!copied.count(name)) verify_checksum(entry, vars_path);
+  } catch (const Error& e) {
+    rethrow_prefixed(e, absl::StrCat("[load_model] ", dir, ": "), loc);
   }
   m.session_ = std::make_unique<Session>(m.graph_);
   try {
@@ -447,6 +473,7 @@ FrozenGraph freeze(const Graph& graph, const Session* session, const std::vector
     if (it == read_values.end()) {
       *out = n;
       out->clear_input();
+      drop_colocation_with(*out, handles);
     } else {
       out->set_name(n.name());
       out->set_op("Const");

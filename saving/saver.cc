@@ -266,10 +266,12 @@ void Saver::restore_impl(Session* session, const std::string& path, std::source_
   SafetensorsFile file;
   try {
     mapping = MappedFile::open(path);
-    file = decode_safetensors(mapping.bytes(), path);
+    // The checksums are checked as the tensors are copied (Note [Checked copy]).
+    file = decode_safetensors(mapping.bytes(), path, {.verify_checksums = false});
   } catch (const Error& e) {
     rethrow_with(e, "[restore] ", loc);
   }
+  std::set<std::string_view> copied;
   std::vector<Tensor> staged(all.size());
   std::vector<std::pair<Variable, Tensor>> to_session;
   for (size_t i = 0; i < all.size(); ++i) {
@@ -300,10 +302,13 @@ void Saver::restore_impl(Session* session, const std::string& path, std::source_
     Device* device = item.variable && !is_graph_variable(*item.variable) ? item.variable->device() : nullptr;
     try {
       ContextGuard eager(&eager_context());
-      staged[i] = to_tensor(entry, path, device);  // the one copy: mapping -> variable storage
+      staged[i] = to_tensor_verified(entry, path, device);  // the one copy: mapping -> variable storage
+    } catch (const DataLossError& e) {
+      rethrow_with(e, "[restore] ", loc);  // as when decode_safetensors checked it
     } catch (const Error& e) {
       rethrow_with(e, where, loc);
     }
+    copied.insert(item.key);
     if (item.counter != nullptr && staged[i].item<int64_t>() < 0)
       throw DataLossError(absl::StrCat(where, what, " is negative (", staged[i].item<int64_t>(), ")"), loc);
     if (item.variable && is_graph_variable(*item.variable)) {
@@ -313,6 +318,13 @@ void Saver::restore_impl(Session* session, const std::string& path, std::source_
                                    loc);
       to_session.emplace_back(*item.variable, staged[i]);
     }
+  }
+  // Every checksum of the file is checked, of tensors nobody restores too.
+  try {
+    for (const auto& [name, entry] : file.tensors)
+      if (!copied.count(name)) verify_checksum(entry, path);
+  } catch (const Error& e) {
+    rethrow_with(e, "[restore] ", loc);
   }
   // Phase 2: assign. The Session first: it is the one call that checks (graph membership).
   if (!to_session.empty()) {

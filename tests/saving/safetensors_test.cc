@@ -76,6 +76,32 @@ TEST(Crc32cTest, ImplementationsAgreeAndExtend) {
   EXPECT_STREQ(crc32c_internal::active_implementation(), crc32c_internal::has_sse42() ? "sse4.2" : "table");
 }
 
+// Note [CRC32C interleave]: lengths that take the 8 KiB lanes (>= 24576 bytes), the 256-byte
+// lanes (>= 768) and both, with a tail, at odd offsets and from a non-zero running CRC; each
+// against the table and the single chain, so a wrong join shows on every path.
+TEST(Crc32cTest, InterleavedLanesAgreeWithTheSingleChainAndTheTable) {
+  if (!crc32c_internal::has_sse42()) GTEST_SKIP() << "no SSE4.2 here: the interleaved path does not run";
+  std::mt19937 rng(11);
+  std::string buf(3 * 8192 * 2 + 3 * 256 * 3 + 64, '\0');
+  for (char& c : buf) c = char(rng());
+  for (size_t len : {767u, 768u, 769u, 1535u, 2304u, 24575u, 24576u, 24577u, 25000u, 49152u + 768u + 13u}) {
+    for (size_t start : {0u, 1u, 5u}) {
+      if (start + len > buf.size()) continue;
+      const auto part = sp(buf).subspan(start, len);
+      const uint32_t table = crc32c_internal::extend_table(0x1234567u, part);
+      ASSERT_EQ(crc32c_internal::extend_sse42_serial(0x1234567u, part), table) << len << " bytes at " << start;
+      ASSERT_EQ(crc32c_internal::extend_sse42(0x1234567u, part), table) << len << " bytes at " << start;
+    }
+  }
+  // A single flipped bit in any lane changes the checksum.
+  const uint32_t whole = crc32c(buf);
+  for (size_t at : {size_t{10}, size_t{8192 + 3}, size_t{2 * 8192 + 7}, buf.size() - 1}) {
+    std::string flipped = buf;
+    flipped[at] ^= 0x10;
+    EXPECT_NE(crc32c(flipped), whole) << "bit flipped at " << at;
+  }
+}
+
 // ---- round trips ----
 
 TEST(SafetensorsTest, RoundTripEveryDTypeRankZeroAndEmpty) {

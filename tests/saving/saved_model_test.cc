@@ -24,6 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::AllOf;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 std::string make_temp_dir() {
@@ -221,6 +222,31 @@ TEST_F(SavedModelTest, FreezeALoadedModelUsesItsSession) {
   expect_bitwise_equal(sess.run(frozen.outputs[0], {{frozen.graph.get_tensor_by_name("args_0:0"), x}}), model(x));
   EXPECT_THAT(error_of([&] { freeze(loaded.graph(), nullptr, {s.outputs().at("output_0").tensor}); }),
               HasSubstr("[freeze]"));
+}
+
+// A node TensorFlow colocated with a variable ("_class": "loc:@w") keeps its other
+// constraints when frozen, but not the one naming the handle freeze removes: the frozen
+// GraphDef must import (TensorFlow rejects a colocation with an unknown node).
+TEST(FreezeTest, DropsColocationWithTheVariablesItRemoves) {
+  Graph g = graph_from_graph_def(graph_def_from_text(R"pb(
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "shape" value { shape { dim { size: 2 } } } } }
+    node { name: "w" op: "VarHandleOp" attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "shape" value { shape { dim { size: 2 } } } } attr { key: "shared_name" value { s: "w" } } }
+    node { name: "w/init" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } } float_val: 2 } } } }
+    node { name: "w/Assign" op: "AssignVariableOp" input: "w" input: "w/init" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "w/read" op: "ReadVariableOp" input: "w" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "anchor" op: "Neg" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "y" op: "Mul" input: "x" input: "w/read" attr { key: "T" value { type: DT_FLOAT } }
+      attr { key: "_class" value { list { s: "loc:@anchor" s: "loc:@w" } } } })pb"));
+  Session sess(g);
+  sess.run(g.get_operation_by_name("w/Assign"));
+  FrozenGraph frozen = freeze(g, &sess, {g.get_tensor_by_name("y:0"), g.get_tensor_by_name("anchor:0")});
+  EXPECT_THAT(frozen.graph.get_operation_by_name("y").node().colocate_with, ElementsAre("anchor"));
+  Session fs(frozen.graph);
+  EXPECT_THAT(fs.run(frozen.outputs[0], {{frozen.graph.get_tensor_by_name("x:0"), {1.f, 3.f}}}).to_vector<float>(),
+              ElementsAre(2.f, 6.f));
 }
 
 }  // namespace
