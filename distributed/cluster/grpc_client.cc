@@ -1,5 +1,6 @@
 #include "distributed/cluster/grpc_client.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -14,6 +15,7 @@
 namespace tapeflow::cluster {
 
 namespace {
+std::atomic<int64_t> g_pulled{0};
 std::mutex g_mu;
 std::string* g_token = nullptr;  // set: overrides TAPEFLOW_CLUSTER_TOKEN
 
@@ -113,7 +115,10 @@ absl::StatusOr<Tensor> pull_tensor(const std::string& address, int64_t step_id, 
   TF_RETURN_IF_ERROR(from_grpc(reader->Finish()));
   if (data.size() != want)
     return absl::InvalidArgumentError(absl::StrCat("RecvTensor '", key, "': ", data.size(), " of ", *bytes, " bytes"));
+  g_pulled.fetch_add(1, std::memory_order_relaxed);
   return Tensor::from_host(*dtype, Shape(dims), data.data());
 }
+
+int64_t tensors_pulled() { return g_pulled.load(std::memory_order_relaxed); }
 
 }  // namespace tapeflow::cluster

@@ -37,6 +37,9 @@ grpc::Status to_grpc(const absl::Status& status);
 absl::StatusOr<Tensor> pull_tensor(const std::string& address, int64_t step_id, const std::string& key,
                                    int64_t timeout_ms);
 
+// Tensors this process has pulled with RecvTensor so far (for benchmarks and tests).
+int64_t tensors_pulled();
+
 // The token this process sends (Note [Cluster token]); "" sends none. Thread-safe.
 void set_client_token(const std::string& token);
 std::string client_token();
