@@ -22,6 +22,9 @@
 // Control edges from a lower level are satisfied by the round order and dropped from the
 // partition; data edges across tasks become Placeholders ("cluster_recv/<node>/<index>").
 //
+// Limits: a graph that calls traced functions (PartitionedCall) cannot be written as a GraphDef
+// and so cannot run on a cluster (UnimplementedError); a variable's ops always run on its task.
+//
 // Note [Recovery]: a run that fails for a transport reason (a task unreachable, a deadline,
 // an unknown graph handle after a restart) makes the next run ask the target for the cluster
 // and register the partitions again; a task that is back serves that next step (its variables,

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/errors.h"
 #include "distributed/cluster/grpc_client.h"
 #include "distributed/cluster/master.h"
@@ -231,6 +232,17 @@ std::vector<Tensor> GrpcSession::run(const RemoteRunRequest& request) {
           request.metadata->step_stats.nodes.push_back(std::move(stats));
         }
       }
+  }
+  if (request.options && request.options->output_partition_graphs && request.metadata) {
+    for (size_t t = 0; t < reg->partition.tasks.size(); ++t) {
+      const GraphDef& part = reg->partition.partitions[t];
+      if (part.node_size() == 0) continue;
+      PartitionGraph pg;
+      pg.device = task_device_name(reg->partition.tasks[t].job, reg->partition.tasks[t].task);
+      for (const proto::NodeDef& n : part.node())
+        pg.nodes.push_back(absl::StrCat(n.name(), " = ", n.op(), "(", absl::StrJoin(n.input(), ", "), ")"));
+      request.metadata->partition_graphs.push_back(std::move(pg));
+    }
   }
   std::vector<Tensor> out(request.fetches.size());
   for (size_t f = 0; f < request.fetches.size(); ++f) {

@@ -246,7 +246,7 @@ int Worker::num_steps() const {
 }
 
 int Worker::num_container_variables() const {
-  std::lock_guard<std::mutex> lock(const_cast<std::mutex&>(container_mu_));
+  std::lock_guard<std::mutex> lock(container_mu_);
   return static_cast<int>(container_.size());
 }
 

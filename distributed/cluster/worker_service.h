@@ -76,7 +76,7 @@ class Worker {
     std::map<std::string, Tensor> tensors;
   };
   std::map<int64_t, StepTable> steps_;
-  std::mutex container_mu_;  // held for a whole run of a graph with variables
+  mutable std::mutex container_mu_;  // held for a whole run of a graph with variables
   std::map<std::string, Tensor> container_;  // shared name -> value
   int64_t reset_epoch_ = 0;  // guarded by container_mu_: bumped by reset
 };

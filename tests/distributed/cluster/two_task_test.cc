@@ -92,6 +92,7 @@ TEST(TwoTaskTest, RunsAcrossTasksAndVariablesOutliveTheSession) {
                 ElementsAre(10.f, 1.f));
     RunOptions options;
     options.trace_level = RunOptions::TraceLevel::kFullTrace;
+    options.output_partition_graphs = true;
     RunMetadata metadata;
     EXPECT_THAT(sess.run(m.y, {{m.x, Tensor(std::vector<float>{1.f, 1.f}, {1, 2})}}, options, &metadata)
                     .to_vector<float>(),
@@ -99,6 +100,12 @@ TEST(TwoTaskTest, RunsAcrossTasksAndVariablesOutliveTheSession) {
     std::set<std::string> devices;
     for (const NodeExecStats& s : metadata.step_stats.nodes) devices.insert(s.device);
     EXPECT_THAT(devices, ElementsAre("/job:ps/replica:0/task:0/device:CPU:0", "/job:worker/replica:0/task:0/device:CPU:0"));
+    // The partitions as registered: the ps's update of b reads the worker's Reshape through a
+    // Placeholder.
+    ASSERT_EQ(metadata.partition_graphs.size(), 2u);
+    EXPECT_EQ(metadata.partition_graphs[0].device, "/job:ps/replica:0/task:0/device:CPU:0");
+    EXPECT_THAT(metadata.partition_graphs[0].to_string(), HasSubstr("cluster_recv/Reshape/0 = Placeholder()"));
+    EXPECT_THAT(metadata.partition_graphs[1].to_string(), HasSubstr("MatMul = MatMul(x, cluster_recv/"));
   }
   // A new client Session (any task as its target) sees the ps's values.
   Session again(m.g, {.target = cluster.ps.target()});
