@@ -94,29 +94,41 @@ absl::StatusOr<Tensor> pull_tensor(const std::string& address, int64_t step_id, 
     if (s.code() == absl::StatusCode::kUnavailable) forget_channel(address);  // Note [Recovery]
     return s;
   }
+  // On any error below, cancel the stream (its remaining chunks are not wanted).
+  auto fail = [&](absl::Status s) {
+    context.TryCancel();
+    return s;
+  };
   auto dtype = graph_def_internal::from_proto_dtype(chunk.meta().dtype());
-  if (!dtype.ok()) return dtype.status();
+  if (!dtype.ok()) return fail(dtype.status());
   std::vector<int64_t> dims;
   for (const auto& d : chunk.meta().tensor_shape().dim()) dims.push_back(d.size());
   auto bytes = checked_tensor_bytes(dims, *dtype);
-  if (!bytes.ok()) return bytes.status();
+  if (!bytes.ok()) return fail(bytes.status());
   if (static_cast<int64_t>(*bytes) != chunk.total_bytes())
-    return absl::InvalidArgumentError(absl::StrCat("RecvTensor '", key, "': ", chunk.total_bytes(),
-                                                   " bytes announced for ", *bytes, " bytes of tensor"));
+    return fail(absl::InvalidArgumentError(absl::StrCat("RecvTensor '", key, "': ", chunk.total_bytes(),
+                                                   " bytes announced for ", *bytes, " bytes of tensor")));
+  // Note [Streamed tensors] (server.cc): allocated once, each chunk copied into place.
   const size_t want = static_cast<size_t>(*bytes);
-  std::string data;
-  data.reserve(want);
-  data += chunk.data();
-  while (reader->Read(&chunk)) {
-    if (data.size() + chunk.data().size() > want)
-      return absl::InvalidArgumentError(absl::StrCat("RecvTensor '", key, "': more bytes than announced"));
-    data += chunk.data();
+  Tensor out;
+  try {
+    out = Tensor::from_host(*dtype, Shape(dims), nullptr);
+  } catch (const Error& e) {  // over max_tensor_bytes()
+    return fail(e.status());
   }
+  char* dst = want > 0 ? static_cast<char*>(out.device_tensor().raw()) : nullptr;
+  size_t have = 0;
+  do {
+    if (have + chunk.data().size() > want)
+      return fail(absl::InvalidArgumentError(absl::StrCat("RecvTensor '", key, "': more bytes than announced")));
+    if (!chunk.data().empty()) std::memcpy(dst + have, chunk.data().data(), chunk.data().size());
+    have += chunk.data().size();
+  } while (reader->Read(&chunk));
   TF_RETURN_IF_ERROR(from_grpc(reader->Finish()));
-  if (data.size() != want)
-    return absl::InvalidArgumentError(absl::StrCat("RecvTensor '", key, "': ", data.size(), " of ", *bytes, " bytes"));
+  if (have != want)
+    return absl::InvalidArgumentError(absl::StrCat("RecvTensor '", key, "': ", have, " of ", want, " bytes"));
   g_pulled.fetch_add(1, std::memory_order_relaxed);
-  return Tensor::from_host(*dtype, Shape(dims), data.data());
+  return out;
 }
 
 int64_t tensors_pulled() { return g_pulled.load(std::memory_order_relaxed); }

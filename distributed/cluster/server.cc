@@ -106,9 +106,11 @@ grpc::Status Service::RecvTensor(grpc::ServerContext* ctx, const RecvTensorReque
   TAPEFLOW_CHECK_TOKEN(ctx);
   absl::StatusOr<Tensor> t = server_->worker->step_tensor(request->step_id(), request->key());
   if (!t.ok()) return to_grpc(t.status());
-  // Note [Streamed tensors]: the bytes are copied out of the tensor once (copy_to_host), then
-  // sent in chunks of kChunkBytes; no message holds a large tensor whole, so none is serialised
-  // or parsed whole, and the receiver appends each chunk into one buffer sized from the first.
+  // Note [Streamed tensors]: a tensor goes out in chunks of kChunkBytes, each copied straight
+  // from the tensor's buffer into its message (a GPU tensor is first copied to the host); the
+  // receiver (pull_tensor) allocates the tensor from the first chunk's dtype and shape and copies
+  // each chunk into place. So each byte is copied once on each side beyond what gRPC itself does,
+  // and no message holds a large tensor whole.
   RecvTensorChunk chunk;
   absl::StatusOr<proto::DataType> dtype = graph_def_internal::to_proto_dtype(t->dtype());
   if (!dtype.ok()) return to_grpc(dtype.status());
@@ -116,11 +118,21 @@ grpc::Status Service::RecvTensor(grpc::ServerContext* ctx, const RecvTensorReque
   graph_def_internal::shape_to_proto(t->shape(), chunk.mutable_meta()->mutable_tensor_shape());
   const int64_t bytes = t->num_elements() * static_cast<int64_t>(dtype_size(t->dtype()));
   chunk.set_total_bytes(bytes);
-  std::string host(static_cast<size_t>(bytes), '\0');
-  if (bytes > 0) t->copy_to_host(host.data());
+  std::string staged;  // only for a tensor the host cannot read in place
+  const char* src = nullptr;
+  if (bytes > 0) {
+    const DeviceTensor& dt = t->device_tensor();
+    if (dt.device()->host_accessible()) {
+      src = static_cast<const char*>(dt.raw());
+    } else {
+      staged.resize(static_cast<size_t>(bytes));
+      t->copy_to_host(staged.data());
+      src = staged.data();
+    }
+  }
   for (int64_t offset = 0;;) {
     const int64_t n = std::min(kChunkBytes, bytes - offset);
-    chunk.set_data(host.data() + offset, static_cast<size_t>(n));
+    chunk.set_data(src ? src + offset : "", static_cast<size_t>(n));
     if (!writer->Write(chunk)) return grpc::Status(grpc::StatusCode::CANCELLED, "the receiver went away");
     chunk.clear_meta();
     offset += n;

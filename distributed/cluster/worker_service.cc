@@ -104,6 +104,15 @@ absl::StatusOr<Tensor> tensor_named(const Graph& graph, const std::string& name,
 
 absl::Status Worker::run_graph(const RunGraphRequest& request, RunGraphResponse* response, const PullFn& pull,
                                const std::string& self_address) {
+  try {  // nothing a request holds may escape as an exception (the gRPC edge would die)
+    return run_graph_impl(request, response, pull, self_address);
+  } catch (...) {
+    return with_context(status_of(std::current_exception()), absl::StrCat("on ", name_));
+  }
+}
+
+absl::Status Worker::run_graph_impl(const RunGraphRequest& request, RunGraphResponse* response, const PullFn& pull,
+                                    const std::string& self_address) {
   std::shared_ptr<GraphEntry> entry;
   {
     std::lock_guard<std::mutex> lock(mu_);

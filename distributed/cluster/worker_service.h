@@ -67,6 +67,8 @@ class Worker {
 
  private:
   struct GraphEntry;
+  absl::Status run_graph_impl(const RunGraphRequest& request, RunGraphResponse* response, const PullFn& pull,
+                              const std::string& self_address);
   std::string name_;
   mutable std::mutex mu_;  // graphs_, steps_, next_handle_
   std::map<std::string, std::shared_ptr<GraphEntry>> graphs_;

@@ -19,10 +19,11 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
 
-// A counter on the ps and a slow product on the worker (several 700^3 matmuls).
+// A counter on the ps and a product on the worker whose cost the fed matrix sets (12 matmuls of
+// an n x n matrix: n = 1500 keeps the worker busy for seconds, n = 50 is instant).
 struct SlowModel {
   Graph g;
-  Tensor seed, slow, bump;
+  Tensor seed, matrix, slow, bump;
   std::optional<Variable> counter;
   Operation init;
   SlowModel() {
@@ -33,9 +34,9 @@ struct SlowModel {
     }
     auto on_worker = device("/job:worker/task:0");
     seed = placeholder(DType::kFloat32, {}, "seed");
-    Tensor m = random_uniform({700, 700}, 0.f, 0.01f, DType::kFloat32, 3) * seed;
-    Tensor p = m;
-    for (int i = 0; i < 12; ++i) p = matmul(p, m);
+    matrix = placeholder(DType::kFloat32, {-1, -1}, "matrix");
+    Tensor p = matrix;
+    for (int i = 0; i < 12; ++i) p = matmul(p, matrix);
     slow = reduce_sum(p) + *counter;
     bump = counter->assign_add(seed);
     init = global_variables_initializer();
@@ -44,7 +45,6 @@ struct SlowModel {
 
 TEST(FaultTest, ARunPastItsTimeoutNamesTheTaskItWaitedFor) {
   Server server = Server::create_local_server();
-  SlowModel m;
   // The same graph, all on the one local task.
   Graph g;
   Tensor slow, seed;
@@ -78,13 +78,14 @@ TEST(FaultTest, SlowAKilledWorkerFailsTheRunAndTheClusterRecovers) {
   options.timeout_in_ms = 20000;
   // Kill the worker while it computes the slow product.
   auto killer = std::async(std::launch::async, [&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
     cluster.kill("worker", 0);
   });
+  const Tensor big = random_uniform({1500, 1500}, 0.f, 0.001f), small = random_uniform({50, 50}, 0.f, 0.01f);
   const auto start = Clock::now();
   std::string error;
   try {
-    sess.run(m.slow, {{m.seed, 1.f}}, options, nullptr);
+    sess.run(m.slow, {{m.matrix, big}}, options, nullptr);
     error = "the run succeeded";
   } catch (const UnavailableError& e) {
     error = e.what();
@@ -98,12 +99,12 @@ TEST(FaultTest, SlowAKilledWorkerFailsTheRunAndTheClusterRecovers) {
   EXPECT_THAT(error, HasSubstr("(RunGraph)"));
   // While it is down, runs fail fast with the same diagnosis.
   options.timeout_in_ms = 3000;
-  EXPECT_THAT(error_of<UnavailableError>([&] { sess.run(m.slow, {{m.seed, 1.f}}, options, nullptr); }),
+  EXPECT_THAT(error_of<UnavailableError>([&] { sess.run(m.slow, {{m.matrix, small}}, options, nullptr); }),
               HasSubstr("/job:worker/replica:0/task:0"));
   // Back on its port: the next step re-registers the partitions and runs; the ps kept its variable.
   cluster.restart("worker", 0);
   options.timeout_in_ms = 60000;
-  EXPECT_TRUE(sess.run(m.slow, {{m.seed, 1.f}}, options, nullptr).defined());
+  EXPECT_TRUE(sess.run(m.slow, {{m.matrix, small}}, options, nullptr).defined());
   EXPECT_EQ(sess.run(m.bump, {{m.seed, 3.f}}).item<float>(), 5.f);
 }
 

@@ -65,13 +65,12 @@ TEST(RemoteSessionTest, VariablesLiveInTheServerAndOutliveTheSession) {
   Server server = Server::create_local_server();
   Graph g;
   Tensor bump;
-  Variable* v = nullptr;
+  std::optional<Variable> v;
   Operation init;
   {
     auto scope = g.as_default();
-    static Variable counter(Tensor({1.f, 2.f}), "counter");
-    v = &counter;
-    bump = counter.assign_add(Tensor({10.f, 10.f}));
+    v.emplace(Tensor({1.f, 2.f}), "counter");
+    bump = v->assign_add(Tensor({10.f, 10.f}));
     init = global_variables_initializer();
   }
   {
