@@ -202,14 +202,18 @@ std::vector<Tensor> GrpcSession::run(const RemoteRunRequest& request) {
       if (!s.ok() && failure.ok()) failure = s;
   }
   // Drop the step's kept tensors (Note [Cluster protocol]); best effort, bounded.
-  for (int t : plan->tasks_with_keeps) {
-    grpc::ClientContext context;
-    prepare_context(context, 2'000);
-    CleanupStepRequest req;
-    req.set_step_id(step_id);
-    CleanupStepResponse resp;
-    (void)stub_for(reg->partition.tasks[t].address)->CleanupStep(&context, req, &resp);
-  }
+  {
+    std::vector<std::future<void>> cleanups;
+    for (int t : plan->tasks_with_keeps)
+      cleanups.push_back(std::async(std::launch::async, [&, t] {
+        grpc::ClientContext context;
+        prepare_context(context, 2'000);
+        CleanupStepRequest req;
+        req.set_step_id(step_id);
+        CleanupStepResponse resp;
+        (void)stub_for(reg->partition.tasks[t].address)->CleanupStep(&context, req, &resp);
+      }));
+  }  // waited for here
   if (!failure.ok()) {
     if (transport_failure(failure.code())) {  // Note [Recovery]
       for (const TaskInfo& task : reg->partition.tasks) forget_channel(task.address);

@@ -1,6 +1,7 @@
 #include "distributed/cluster/worker_service.h"
 
 #include <charconv>
+#include <future>
 
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
@@ -130,16 +131,31 @@ absl::Status Worker::run_graph_impl(const RunGraphRequest& request, RunGraphResp
     if (!value.ok()) return with_context(value.status(), absl::StrCat("the value fed for '", send.name(), "'"));
     feeds.emplace_back(fed, *value);
   }
+  // Pulls from other tasks run at once, one thread each (each is a round trip of its own).
+  std::vector<Tensor> pulled_into;
+  std::vector<std::future<absl::StatusOr<Tensor>>> pulls;
   for (const RemoteInput& recv : request.recv()) {
     TF_ASSIGN_OR_RETURN(Tensor fed, tensor_named(graph, recv.name(), name_));
-    absl::StatusOr<Tensor> value = (recv.address().empty() || recv.address() == self_address)
-                                       ? step_tensor(request.step_id(), recv.key())
-                                       : pull(recv.address(), request.step_id(), recv.key(), request.timeout_in_ms());
-    if (!value.ok())
-      return with_context(value.status(), absl::StrCat(name_, " receiving '", recv.key(), "' from ",
-                                                      recv.address().empty() ? "itself" : recv.address()));
-    feeds.emplace_back(fed, *value);
+    pulled_into.push_back(fed);
+    if (recv.address().empty() || recv.address() == self_address) {
+      std::promise<absl::StatusOr<Tensor>> local;
+      local.set_value(step_tensor(request.step_id(), recv.key()));
+      pulls.push_back(local.get_future());
+    } else {
+      pulls.push_back(std::async(std::launch::async, pull, recv.address(), request.step_id(), recv.key(),
+                                 request.timeout_in_ms()));
+    }
   }
+  absl::Status pull_failure;
+  for (size_t i = 0; i < pulls.size(); ++i) {
+    absl::StatusOr<Tensor> value = pulls[i].get();  // every future is waited for, even after a failure
+    const RemoteInput& recv = request.recv(static_cast<int>(i));
+    if (!value.ok() && pull_failure.ok())
+      pull_failure = with_context(value.status(), absl::StrCat(name_, " receiving '", recv.key(), "' from ",
+                                                              recv.address().empty() ? "itself" : recv.address()));
+    if (value.ok()) feeds.emplace_back(pulled_into[i], *value);
+  }
+  if (!pull_failure.ok()) return pull_failure;
   std::vector<Fetch> fetches;
   for (const std::string& name : request.fetch()) {
     if (name.rfind("var:", 0) == 0) {
