@@ -13,6 +13,7 @@
 #include "graph/graph_context.h"
 #include "graph/graph_ops.h"
 #include "graph/placer.h"
+#include "graph/remote_session.h"
 
 namespace tapeflow {
 
@@ -41,15 +42,15 @@ Session::Session(SessionOptions options) : Session(get_default_graph(), std::mov
 
 Session::Session(const Graph& graph, SessionOptions options)
     : graph_(graph), options_(std::move(options)), state_(std::make_unique<SessionState>()) {
-  if (!options_.target.empty())
-    throw UnimplementedError(absl::StrCat("[Session] remote targets are not implemented yet (target '", options_.target,
-                                          "'); use \"\" for this process"),
-                             {});
   if (options_.gpu_options.per_process_gpu_memory_fraction <= 0 ||
       options_.gpu_options.per_process_gpu_memory_fraction > 1)
     throw InvalidArgumentError(absl::StrCat("[Session] gpu_options.per_process_gpu_memory_fraction must be in (0, 1], got ",
                                             options_.gpu_options.per_process_gpu_memory_fraction),
                                {});
+  if (!options_.target.empty()) {  // Note [Remote sessions] in graph/remote_session.h
+    remote_ = make_remote_session(graph_, options_, {});
+    return;
+  }
   if (options_.intra_op_parallelism_threads > 0) set_intra_op_threads(options_.intra_op_parallelism_threads);
   devices_ = session_devices(options_);
   int inter = options_.inter_op_parallelism_threads;
@@ -134,6 +135,37 @@ std::vector<Tensor> Session::run(const std::vector<Fetch>& fetches, const FeedLi
     absl::StrAppend(&key, "g", t.id(), ";");
   }
 
+  if (remote_) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (closed_) throw FailedPreconditionError("[Session.run] Attempted to use a closed Session", loc);
+    }
+    RemoteRunRequest remote;
+    remote.feeds = request.feeds;
+    remote.feed_values = std::move(feed_values);
+    for (const Plan::FetchSpec& spec : request.fetches) {
+      RemoteFetch f;
+      f.kind = spec.kind == PlanFetch::Kind::kTensor      ? RemoteFetch::Kind::kTensor
+               : spec.kind == PlanFetch::Kind::kOperation ? RemoteFetch::Kind::kOperation
+                                                          : RemoteFetch::Kind::kVariable;
+      f.ref = spec.ref;
+      f.node = spec.node;
+      if (spec.kind == PlanFetch::Kind::kVariable) {
+        const auto nodes = graph_.state()->variable_nodes_of(spec.variable->id());
+        if (!nodes)
+          throw InvalidArgumentError(absl::StrCat("[Session.run] variable '", spec.variable->name(),
+                                                  "' is not a variable of this session's graph"),
+                                     loc);
+        f.node = nodes->handle;
+      }
+      remote.fetches.push_back(f);
+    }
+    remote.targets = request.targets;
+    remote.options = options;
+    remote.metadata = metadata;
+    remote.loc = loc;
+    return remote_->run(remote);
+  }
   if (check_numerics_enabled()) key += "checked;";  // an unfused plan (Plan::compile)
   std::shared_ptr<const Plan> plan;
   {
@@ -186,6 +218,7 @@ Tensor Session::run(const Fetch& fetch, const FeedList& feeds, const RunOptions&
 
 void Session::close() {
   std::lock_guard<std::mutex> lock(mu_);
+  if (remote_ && !closed_) remote_->close();
   closed_ = true;
   plans_.clear();
   std::lock_guard<std::mutex> state_lock(state_->mu);
@@ -204,6 +237,9 @@ void check_session_variable(const Graph& graph, const Variable& v, const char* a
 
 std::vector<Tensor> Session::variable_values(const std::vector<Variable>& variables, std::source_location loc) const {
   for (const Variable& v : variables) check_session_variable(graph_, v, "variable_values", loc);
+  if (remote_)
+    throw UnimplementedError("[Session.variable_values] not available on a remote target: fetch the variables "
+                             "with run() instead", loc);
   if (closed()) throw FailedPreconditionError("[Session.variable_values] the session is closed", loc);
   std::vector<Tensor> out;
   std::lock_guard<std::mutex> lock(state_->mu);
@@ -232,9 +268,16 @@ void Session::set_variable_values(const std::vector<std::pair<Variable, Tensor>>
                                               t.shape().to_string()),
                                  loc);
   }
+  if (remote_)
+    throw UnimplementedError("[Session.set_variable_values] not available on a remote target: assign the "
+                             "variables with a graph op instead", loc);
   if (closed()) throw FailedPreconditionError("[Session.set_variable_values] the session is closed", loc);
   std::lock_guard<std::mutex> lock(state_->mu);
   for (const auto& [v, t] : values) state_->variables[v.id()] = t;
+}
+
+void Session::reset(const std::string& target, const std::vector<std::string>& containers, std::source_location loc) {
+  reset_remote_containers(target, containers, loc);
 }
 
 bool Session::closed() const {

@@ -34,6 +34,7 @@ namespace tapeflow {
 
 class Plan;
 class InterOpPool;
+class RemoteSession;
 class Device;
 struct SessionState;
 
@@ -94,8 +95,15 @@ class Session {
   void set_variable_values(const std::vector<std::pair<Variable, Tensor>>& values,
                            std::source_location loc = std::source_location::current());
 
-  // Releases variable values and plans; later runs throw FailedPreconditionError.
+  // Releases variable values and plans; later runs throw FailedPreconditionError. On a remote
+  // target the variables the cluster's tasks hold stay there (as in TensorFlow): see reset.
   void close();
+
+  // Clears the resource containers (variables) of every task of the cluster that `target`
+  // ("grpc://host:port") serves: those named, or all when `containers` is empty. Sessions
+  // open on that cluster see their variables uninitialized afterwards. Needs tapeflow_cluster.
+  static void reset(const std::string& target, const std::vector<std::string>& containers = {},
+                    std::source_location loc = std::source_location::current());
   bool closed() const;
 
   const Graph& graph() const { return graph_; }
@@ -114,6 +122,7 @@ class Session {
   Graph graph_;
   SessionOptions options_;
   std::unique_ptr<SessionState> state_;
+  std::unique_ptr<RemoteSession> remote_;  // a remote target's half (graph/remote_session.h)
   std::vector<Device*> devices_;
   std::vector<std::unique_ptr<InterOpPool>> pools_;  // one per device (Note [Partitions]); none: sequential
   std::vector<InterOpPool*> pool_ptrs_;

@@ -20,7 +20,8 @@ struct GPUOptions {
 };
 
 struct SessionOptions {
-  // "" runs in this process. Remote targets ("grpc://host:port") are not implemented yet.
+  // "" runs in this process; "grpc://host:port" runs on the cluster that server belongs to
+  // (distributed/cluster/, library tapeflow_cluster).
   std::string target;
   // Place ops whose requested device does not exist (or lacks a kernel) on an available one
   // (graph/placer.h, rule 4).
@@ -45,6 +46,9 @@ struct RunOptions {
   enum class TraceLevel { kNoTrace, kSoftwareTrace, kHardwareTrace, kFullTrace };
   TraceLevel trace_level = TraceLevel::kNoTrace;
   bool output_partition_graphs = false;
+  // A remote run (target "grpc://...") fails with DeadlineExceededError, naming the task and
+  // what it was doing, when it takes longer than this; 0: no limit. Ignored by local runs.
+  int64_t timeout_in_ms = 0;
 };
 
 // One executed node's statistics (a full trace).
