@@ -21,7 +21,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
-#include "devices/cpu/thread_pool.h"
 #include "distributed/mpi/collective.h"
 #include "distributed/mpi/mpi_state.h"
 #include "eager/context.h"
@@ -70,13 +69,13 @@ OpDef kCollectiveReduce{.type = "CollectiveReduce", .api_name = "all_reduce", .n
                         .infer = collective_reduce_shape, .stateful = true, .differentiable = true,
                         .tf_form = "T=in0 merge_op:string final_op:string group_key:int instance_key:int"};
 
-// Divides in place by the group's size (final_op "Div").
+// Divides in place by the group's size (final_op "Div"). One thread: the pass is memory-bound,
+// and the other cores are the other ranks' (waking the intra-op pool while they spin in MPI
+// cost 4x more than the pass itself: bench/mpi_bench.cc, BM_AllReduceBesideMpiAllreduce).
 template <typename T>
 void divide(T* data, int64_t n, int size) {
   const T d = static_cast<T>(size);
-  parallel_for(n, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) data[i] /= d;
-  });
+  for (int64_t i = 0; i < n; ++i) data[i] /= d;
 }
 
 absl::Status collective_reduce_kernel(KernelContext& ctx) {
