@@ -18,13 +18,15 @@
 // barrier are eager helpers (start-up, not per-step work).
 //
 // Every rank must issue the same collectives in the same order with the same dtypes and shapes
-// (Note [Collective agreement] in collective.cc: a disagreement is detected and reported as
-// InvalidArgumentError on every rank instead of a hang or a silent mix-up).
+// (Note [Collective agreement] in mpi_state.cc: a disagreement is detected and reported as
+// InvalidArgumentError on every rank instead of a hang or a silent mix-up). In a graph, each
+// all_reduce node runs after the one made before it in the same graph (Note [Collective order
+// in graphs] in collective_op.cc), so a Session runs them in program order on every rank.
 //
 // Thread-safety: MPI is initialised with MPI_THREAD_SERIALIZED; every MPI call tapeflow makes
 // holds one process-wide mutex, so collectives may be called from any thread (a Session's
-// executor threads too), but concurrent collectives on different threads run in an order that
-// may differ across ranks: order them (control dependencies, or one thread) yourself.
+// executor threads too); eager collectives issued from several threads at once run in an order
+// that may differ across ranks: order those yourself.
 #pragma once
 
 #include <source_location>
@@ -51,7 +53,7 @@ struct Group {
 // Errors, each naming all_reduce and the caller's line: FailedPreconditionError when MPI is not
 // initialised (no mpi::Context alive) when the op runs; InvalidArgumentError when the ranks
 // disagree on dtype, shape, op or instance (no rank hangs). In a graph the op is stateful: never
-// constant-folded or merged with an identical call. instance_key tells apart collectives a
+// constant-folded or merged with an identical call; it runs after the graph's previous one. instance_key tells apart collectives a
 // graph may run in either order (TensorFlow's attribute of that name); ranks must agree on it.
 Tensor all_reduce(const Tensor& x, ReduceOp op = ReduceOp::kSum, Group group = Group::world(),
                   int64_t instance_key = 0, std::source_location loc = std::source_location::current());

@@ -17,6 +17,7 @@
 // sum over ranks of each rank's incoming gradient: the all-reduce (sum) of g; for the mean, the
 // mean of g. Min and max have none (UnimplementedError).
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -25,6 +26,9 @@
 #include "distributed/mpi/mpi_state.h"
 #include "eager/context.h"
 #include "eager/op_def.h"
+#include "graph/graph.h"
+#include "graph/graph_context.h"
+#include "graph/scopes.h"
 #include "tape/gradient_registry.h"
 
 namespace tapeflow {
@@ -113,13 +117,37 @@ absl::Status collective_reduce_kernel(KernelContext& ctx) {
   return absl::OkStatus();
 }
 
+// Note [Collective order in graphs]
+// MPI matches collectives by the order each rank issues them, but a Session's executor runs
+// independent nodes in whatever order its threads reach them, which differs between ranks (and
+// two nodes may even run at once). So, as TensorFlow's tf.function adds automatic control
+// dependencies between stateful ops, each CollectiveReduce node made in a graph gets a control
+// dependency on the previous one made in the same graph (kept in the graph's collection
+// kOrderCollection): the nodes then run in the order the program made them, which is the same
+// on every rank. Without it, the agreement check turns a reordering into an error on every
+// rank, but a collective already dispatched on another thread could then wait for ever.
+constexpr const char* kOrderCollection = "_collective_order";
+
+// Runs or records one CollectiveReduce (all_reduce and its gradient both come here).
+Tensor collective_reduce(const Tensor& x, const AttrMap& attrs, std::source_location loc) {
+  const Tensor inputs[1] = {x};
+  GraphBuildingContext* graph_ctx = current_graph_context();
+  if (graph_ctx == nullptr) return execute_single(kCollectiveReduce, inputs, attrs, loc);
+  Graph graph = graph_ctx->graph();
+  const std::vector<CollectionItem> previous = graph.get_collection(kOrderCollection);
+  std::optional<ControlDependencies> after_previous;
+  if (!previous.empty()) after_previous.emplace(std::vector<ControlInput>{std::get<Tensor>(previous.back())}, loc);
+  Tensor y = execute_single(kCollectiveReduce, inputs, attrs, loc);
+  graph.add_to_collection(kOrderCollection, y);
+  return y;
+}
+
 GradList collective_reduce_grad(const GradInputs& op, absl::Span<const Tensor> g) {
   const std::string merge = op.attrs.get_or<std::string>("merge_op", "Add");
   if (merge != "Add")
     throw UnimplementedError(absl::StrCat("[all_reduce] has no gradient for merge_op ", merge, " (only sum and mean)"));
-  AttrMap attrs = op.attrs;  // the same reduction, group and instance
-  const Tensor inputs[1] = {g[0]};
-  return {execute_single(kCollectiveReduce, inputs, attrs, std::source_location::current())};
+  // The same reduction, group and instance.
+  return {collective_reduce(g[0], op.attrs, std::source_location::current())};
 }
 
 // Note [Static registrar]: libtapeflow's registries are filled by explicit calls from inside
@@ -134,11 +162,10 @@ Tensor all_reduce(const Tensor& x, ReduceOp op, Group group, int64_t instance_ke
   mpi::register_collective_ops();
   const char* merge = op == ReduceOp::kMin ? "Min" : op == ReduceOp::kMax ? "Max" : "Add";
   const char* final_op = op == ReduceOp::kMean ? "Div" : "Id";
-  const Tensor inputs[1] = {x};
-  return execute_single(kCollectiveReduce, inputs,
-                        AttrMap{{"merge_op", std::string(merge)}, {"final_op", std::string(final_op)},
-                                {"group_key", group.key}, {"instance_key", instance_key}},
-                        loc);
+  return collective_reduce(x,
+                           AttrMap{{"merge_op", std::string(merge)}, {"final_op", std::string(final_op)},
+                                   {"group_key", group.key}, {"instance_key", instance_key}},
+                           loc);
 }
 
 void mpi::register_collective_ops() {

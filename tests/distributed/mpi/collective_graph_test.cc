@@ -31,21 +31,43 @@ TEST(MpiGraphTest, ATracedFunctionRunsTheCollective) {
 TEST(MpiGraphTest, ASessionRunsItAndTwoIdenticalCallsStayTwoCollectives) {
   const float k = static_cast<float>(mpi::rank() + 1);
   Graph g;
-  Tensor x, y1, y2;
+  Tensor x, y1, y2, y3;
   {
     auto scope = g.as_default();
     x = placeholder(DType::kFloat32, {2}, "x");
-    y1 = all_reduce(x, ReduceOp::kSum, Group::world(), /*instance_key=*/1);
-    // A separate collective on the same input: stateful, so not merged with y1 (CSE) and not
-    // folded; the control dependency fixes the order on every rank.
-    auto deps = control_dependencies({y1});
-    y2 = all_reduce(x, ReduceOp::kSum, Group::world(), /*instance_key=*/2);
+    // Two identical calls: stateful, so the Session's CSE does not merge them.
+    y1 = all_reduce(x);
+    y2 = all_reduce(x);
+    // A constant input is not folded at optimisation time either (that would run it once per
+    // plan, not per run).
+    y3 = all_reduce(constant(Tensor({1.f, 2.f})), ReduceOp::kSum, Group::world(), /*instance_key=*/3);
   }
   Session sess(g);
-  std::vector<Tensor> out = sess.run({y1, y2}, {{x, Tensor({k, 10.f})}});
+  RunOptions options{.trace_level = RunOptions::TraceLevel::kFullTrace};
+  RunMetadata metadata;
+  std::vector<Tensor> out = sess.run({y1, y2, y3}, {{x, Tensor({k, 10.f})}}, {}, &options, &metadata);
   EXPECT_THAT(out[0].to_vector<float>(), ElementsAre(3.f, 20.f));
   EXPECT_THAT(out[1].to_vector<float>(), ElementsAre(3.f, 20.f));
-  EXPECT_EQ(count_nodes(g, "CollectiveReduce"), 2);
+  EXPECT_THAT(out[2].to_vector<float>(), ElementsAre(2.f, 4.f));
+  std::vector<std::string> executed;
+  for (const NodeExecStats& node : metadata.step_stats.nodes)
+    if (node.op == "CollectiveReduce") executed.push_back(node.node_name);
+  // Three collectives ran, in the order the program made them (Note [Collective order in graphs]).
+  EXPECT_THAT(executed, ElementsAre(producer(y1).name(), producer(y2).name(), producer(y3).name()));
+  // And again (y3 runs after y1 and y2 now, so x is fed).
+  EXPECT_THAT(sess.run(y3, {{x, Tensor({k, 10.f})}}).to_vector<float>(), ElementsAre(2.f, 4.f));
+}
+
+TEST(MpiGraphTest, EachCollectiveNodeRunsAfterThePreviousOne) {
+  Graph g;
+  auto scope = g.as_default();
+  Tensor x = placeholder(DType::kFloat32, {2}, "x");
+  Tensor a = all_reduce(x);
+  Tensor unrelated = x * 2.f;
+  Tensor b = all_reduce(unrelated, ReduceOp::kMean);
+  EXPECT_TRUE(producer(a).control_inputs().empty());
+  EXPECT_THAT(producer(b).control_inputs(), ElementsAre(producer(a)));
+  EXPECT_TRUE(producer(unrelated).control_inputs().empty());  // other ops are left alone
 }
 
 TEST(MpiGraphTest, SymbolicGradientsAllReduceTheIncomingGradient) {
