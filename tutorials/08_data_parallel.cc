@@ -73,8 +73,8 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = std::max(1, std::atoi(argv[++i]));
   }
   set_intra_op_threads(threads);
-  // The same seed everywhere: every rank shuffles the data in the same order (so the shares of
-  // a batch are disjoint), and dropout draws per rank from its own share's positions.
+  // The same seed everywhere for the initial weights (rank 0's win anyway) and the shuffle
+  // (every rank must see the batches in the same order, so the shares of a batch are disjoint).
   set_seed(seed);
   const std::string dir = default_fashion_mnist_dir();
   MnistSplit train = load_mnist(dir, "train");
@@ -94,6 +94,10 @@ int main(int argc, char** argv) {
                    .shuffle(60000, seed)
                    .batch(batch_size)
                    .map(preprocess);
+  // The shuffle's seeds are fixed above. Dropout, from here on, draws from a seed of its own on
+  // each rank: with one seed, rows i and i + 32 of a batch (one on each rank) would get the same
+  // mask, where one process draws independent masks for all 64 rows.
+  set_seed(seed + 1000003 * rank);
   const int64_t steps_per_epoch = (60000 + batch_size - 1) / batch_size;
   const int64_t total_steps = max_steps > 0 ? std::min<int64_t>(max_steps, steps_per_epoch * epochs)
                                             : steps_per_epoch * epochs;
@@ -111,8 +115,11 @@ int main(int argc, char** argv) {
     model.set_training(true);
     for (const std::vector<Tensor>& batch : ds) {
       if (step >= total_steps) break;
-      // [2] This rank's rows of the batch.
+      // [2] This rank's rows of the batch. Every rank must see the same batch: checked on the
+      // first step of each epoch (a differently seeded shuffle would break it).
       const int64_t n = batch[0].shape().dim(0);
+      if (epoch_steps == 0 && reduce_max(abs(mpi::broadcast(batch[1], 0) - batch[1])).item<int32_t>() != 0)
+        throw InternalError("[08_data_parallel] the ranks see different batches");
       const auto [begin, end] = share(n, rank, size);
       Tensor images = slice(batch[0], {begin, 0, 0, 0}, {end - begin, 28, 28, 1});
       Tensor labels = slice(batch[1], {begin}, {end - begin});
