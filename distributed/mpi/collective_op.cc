@@ -75,7 +75,7 @@ OpDef kCollectiveReduce{.type = "CollectiveReduce", .api_name = "all_reduce", .n
 
 // Divides in place by the group's size (final_op "Div"). One thread: the pass is memory-bound,
 // and the other cores are the other ranks'. With parallel_for the 13 MB mean ran at 0.69x of
-// MPI_Allreduce plus a one-thread division; on one thread, 0.91-0.95x (bench/mpi_bench.cc,
+// MPI_Allreduce plus a one-thread division; on one thread, 0.86-0.95x (bench/mpi_bench.cc,
 // BM_AllReduceBesideMpiAllreduce, two ranks on a loaded 2-core machine).
 template <typename T>
 void divide(T* data, int64_t n, int size) {
