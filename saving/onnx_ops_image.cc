@@ -225,12 +225,26 @@ absl::Status lrn(NodeContext& n) {
   return absl::OkStatus();
 }
 
-absl::Status resize_bilinear(NodeContext& n) {
+// What both resizes read: the new {height, width}, the coordinate flags and the image's spec.
+struct ResizeArgs {
+  std::vector<int64_t> size;
+  bool align_corners, half_pixel_centers;
+  TensorSpec x;
+};
+
+absl::StatusOr<ResizeArgs> resize_args(NodeContext& n) {
   TF_ASSIGN_OR_RETURN(std::vector<int64_t> size, n.const_ints(1));
   if (size.size() != 2) return absl::InternalError("size does not have 2 entries");
   TF_ASSIGN_OR_RETURN(const proto::AttrValue* align, n.attr("align_corners"));
   TF_ASSIGN_OR_RETURN(const proto::AttrValue* half, n.attr("half_pixel_centers"));
   TF_ASSIGN_OR_RETURN(TensorSpec x, n.in_spec(0));
+  return ResizeArgs{std::move(size), align->b(), half->b(), std::move(x)};
+}
+
+absl::Status resize_bilinear(NodeContext& n) {
+  TF_ASSIGN_OR_RETURN(ResizeArgs args, resize_args(n));
+  const std::vector<int64_t>& size = args.size;
+  const TensorSpec& x = args.x;
   const std::string x_nchw = to_nchw(n, n.in(0));
   // sizes = [N, C, height, width]; N and C from the input's shape when unknown.
   std::string sizes;
@@ -251,35 +265,30 @@ absl::Status resize_bilinear(NodeContext& n) {
   onnx::NodeProto* node = n.emit("Resize", {x_nchw, "", "", sizes}, {y});
   set_string(node, "mode", "linear");
   set_string(node, "coordinate_transformation_mode",
-             align->b() ? "align_corners" : half->b() ? "half_pixel" : "asymmetric");
+             args.align_corners ? "align_corners" : args.half_pixel_centers ? "half_pixel" : "asymmetric");
   from_nchw(n, y);
   return absl::OkStatus();
 }
 
 // Nearest: two Gathers of tapeflow's own source rows and columns (Note [Image ops in ONNX]).
 absl::Status resize_nearest(NodeContext& n) {
-  TF_ASSIGN_OR_RETURN(std::vector<int64_t> size, n.const_ints(1));
-  if (size.size() != 2) return absl::InternalError("size does not have 2 entries");
-  TF_ASSIGN_OR_RETURN(const proto::AttrValue* align, n.attr("align_corners"));
-  TF_ASSIGN_OR_RETURN(const proto::AttrValue* half, n.attr("half_pixel_centers"));
-  TF_ASSIGN_OR_RETURN(TensorSpec x, n.in_spec(0));
-  if (x.shape.rank() != 4 || x.shape.dim(1) < 0 || x.shape.dim(2) < 0)
+  TF_ASSIGN_OR_RETURN(ResizeArgs args, resize_args(n));
+  const Shape& shape = args.x.shape;
+  if (shape.rank() != 4 || shape.dim(1) < 0 || shape.dim(2) < 0)
     return absl::UnimplementedError(
         "a nearest-neighbour resize of an image of unknown height or width (exported as Gathers of TensorFlow's "
         "source pixels, which need the sizes; ONNX's Resize rounds some coordinates to the neighbouring pixel)");
-  const std::string rows = n.temp("rows");
-  set_int(n.emit("Gather",
-                 {n.in(0), n.builder().add_int64s(absl::StrCat(n.name(), "/source_rows"),
-                                                  cpu::resize_nearest_sources(size[0], x.shape.dim(1), align->b(),
-                                                                              half->b()))},
-                 {rows}),
-          "axis", 1);
-  set_int(n.emit("Gather",
-                 {rows, n.builder().add_int64s(absl::StrCat(n.name(), "/source_columns"),
-                                               cpu::resize_nearest_sources(size[1], x.shape.dim(2), align->b(),
-                                                                           half->b()))},
-                 {n.out()}),
-          "axis", 2);
+  // Rows (axis 1), then columns (axis 2), each gathered at the kernel's own source indices.
+  std::string image = n.in(0);
+  for (int axis : {1, 2}) {
+    const std::vector<int64_t> sources = cpu::resize_nearest_sources(args.size[axis - 1], shape.dim(axis),
+                                                                     args.align_corners, args.half_pixel_centers);
+    const std::string indices =
+        n.builder().add_int64s(absl::StrCat(n.name(), axis == 1 ? "/source_rows" : "/source_columns"), sources);
+    const std::string out = axis == 1 ? n.temp("rows") : n.out();
+    set_int(n.emit("Gather", {image, indices}, {out}), "axis", axis);
+    image = out;
+  }
   return absl::OkStatus();
 }
 
