@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
   ps.set_cluster(full);
   worker.set_cluster(full);
   Mlp remote(true);
-  Session sess(remote.g, {.target = worker.target()});
+  Session sess(worker.target(), remote.g);
   sess.run(std::vector<Fetch>{}, {}, {remote.init});
   auto cluster_step = [&] { sess.run(std::vector<Fetch>{}, {{remote.x, xs}, {remote.labels, ys}}, {remote.train}); };
   cluster_step();  // register the partitions

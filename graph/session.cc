@@ -40,6 +40,12 @@ thread_local InteractiveSession* g_default_session = nullptr;
 
 Session::Session(SessionOptions options) : Session(get_default_graph(), std::move(options)) {}
 
+Session::Session(std::string target, const Graph& graph, SessionOptions options)
+    : Session(graph, [&] {
+        options.target = std::move(target);
+        return std::move(options);
+      }()) {}
+
 Session::Session(const Graph& graph, SessionOptions options)
     : graph_(graph), options_(std::move(options)), state_(std::make_unique<SessionState>()) {
   if (options_.gpu_options.per_process_gpu_memory_fraction <= 0 ||

@@ -69,6 +69,9 @@ class Session {
   // A session on the default graph (get_default_graph()).
   explicit Session(SessionOptions options = {});
   explicit Session(const Graph& graph, SessionOptions options = {});
+  // TensorFlow's tf.Session(target, graph): options.target = target ("" runs here,
+  // "grpc://host:port" on a cluster: link tapeflow_cluster, README "Running on a cluster").
+  Session(std::string target, const Graph& graph, SessionOptions options = {});
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;

@@ -14,11 +14,11 @@ using ::testing::HasSubstr;
 
 TEST(RemoteSessionHookTest, AGrpcTargetWithoutTheClusterLibrarySaysToLinkIt) {
   Graph g;
-  EXPECT_THAT(error_of<UnimplementedError>([&] { Session(g, {.target = "grpc://127.0.0.1:1"}); }),
+  EXPECT_THAT(error_of<UnimplementedError>([&] { Session("grpc://127.0.0.1:1", g); }),
               HasSubstr("link tapeflow_cluster"));
   EXPECT_THAT(error_of<UnimplementedError>([&] { Session::reset("grpc://127.0.0.1:1"); }),
               HasSubstr("link tapeflow_cluster"));
-  EXPECT_THAT(error_of([&] { Session(g, {.target = "tcp://h:1"}); }), HasSubstr("unknown target 'tcp://h:1'"));
+  EXPECT_THAT(error_of([&] { Session("tcp://h:1", g); }), HasSubstr("unknown target 'tcp://h:1'"));
 }
 
 TEST(RemoteSessionHookTest, ARegisteredFactoryReceivesTheValidatedRun) {
@@ -40,7 +40,7 @@ TEST(RemoteSessionHookTest, ARegisteredFactoryReceivesTheValidatedRun) {
     x = placeholder(DType::kFloat32, {2}, "x");
     y = x * 2.f;
   }
-  Session sess(g, {.target = "fake://here"});
+  Session sess("fake://here", g);
   EXPECT_EQ(sess.run(y, {{x, {1.f, 2.f}}}).item<float>(), 1.f);
   // Feeds are still checked by the Session before the remote side sees them.
   EXPECT_THAT(error_of([&] { sess.run(y, {{x, 3.0}}); }), HasSubstr("Cannot feed value of shape []"));

@@ -1,7 +1,7 @@
 // Multi-process clusters for tests: each task is a tapeflow_server child process on 127.0.0.1.
 //
 //   ProcessCluster cluster({{"ps", 1}, {"worker", 2}});   // ports picked by the OS
-//   Session s(g, {.target = cluster.target("worker", 0)});
+//   Session s(cluster.target("worker", 0), g);
 //   cluster.kill("worker", 1);                             // SIGKILL, reaped
 //   cluster.restart("worker", 1);                          // same port again
 //

@@ -56,7 +56,7 @@ TEST(FaultTest, ARunPastItsTimeoutNamesTheTaskItWaitedFor) {
     for (int i = 0; i < 40; ++i) p = matmul(p, mm);
     slow = reduce_sum(p);
   }
-  Session sess(g, {.target = server.target()});
+  Session sess(server.target(), g);
   RunOptions options;
   options.timeout_in_ms = 50;
   const auto start = Clock::now();
@@ -71,7 +71,7 @@ TEST(FaultTest, ARunPastItsTimeoutNamesTheTaskItWaitedFor) {
 TEST(FaultTest, SlowAKilledWorkerFailsTheRunAndTheClusterRecovers) {
   testing::ProcessCluster cluster({{"ps", 1}, {"worker", 1}});
   SlowModel m;
-  Session sess(m.g, {.target = cluster.target("ps", 0)});
+  Session sess(cluster.target("ps", 0), m.g);
   sess.run(std::vector<Fetch>{}, {}, {m.init});
   EXPECT_EQ(sess.run(m.bump, {{m.seed, 2.f}}).item<float>(), 2.f);
   RunOptions options;
@@ -117,10 +117,10 @@ TEST(FaultTest, ATokenProtectsServerProcesses) {
     y = constant(Tensor(2.f)) + 1.f;
   }
   set_client_token("");
-  EXPECT_THAT(error_of<PermissionDeniedError>([&] { Session(g, {.target = cluster.target("ps", 0)}).run(y); }),
+  EXPECT_THAT(error_of<PermissionDeniedError>([&] { Session(cluster.target("ps", 0), g).run(y); }),
               HasSubstr("requires the cluster token"));
   set_client_token("tok3n");
-  EXPECT_EQ(Session(g, {.target = cluster.target("ps", 0)}).run(y).item<float>(), 3.f);
+  EXPECT_EQ(Session(cluster.target("ps", 0), g).run(y).item<float>(), 3.f);
   set_client_token("");
 }
 

@@ -21,7 +21,11 @@ namespace {
 using namespace tapeflow;
 using namespace tapeflow::cluster;
 
-std::string with_kind(char kind, const google::protobuf::Message& m) { return std::string(1, kind) + m.SerializeAsString(); }
+std::string with_kind(char kind, const google::protobuf::Message& m) {
+  std::string bytes(1, kind);  // (not kind + string: GCC 12's -Wrestrict misfires on operator+)
+  bytes += m.SerializeAsString();
+  return bytes;
+}
 
 std::vector<std::string> seeds() {
   std::vector<std::string> out;

@@ -23,7 +23,7 @@ TEST(RemoteSessionTest, RunsAGraphWithFeedsAndFetches) {
     y = square(x);
     z = reduce_sum(y) + constant(Tensor(1.f));
   }
-  Session sess(g, {.target = server.target()});
+  Session sess(server.target(), g);
   auto out = sess.run({y, z}, {{x, {1.f, 2.f, 3.f}}});
   EXPECT_THAT(out[0].to_vector<float>(), ElementsAre(1.f, 4.f, 9.f));
   EXPECT_EQ(out[1].item<float>(), 15.f);
@@ -44,7 +44,7 @@ TEST(RemoteSessionTest, ErrorsKeepTheirTypeAndMessage) {
     y = square(x);
     bad = reshape(placeholder(DType::kFloat32, {-1}, "v"), {2, 2});
   }
-  Session sess(g, {.target = server.target()});
+  Session sess(server.target(), g);
   // Checked in the client, before anything is sent.
   EXPECT_THAT(error_of([&] { sess.run(y, {{x, 37.0}}); }),
               HasSubstr("Cannot feed value of shape [] for Tensor 'x:0', which has shape [3]"));
@@ -74,13 +74,13 @@ TEST(RemoteSessionTest, VariablesLiveInTheServerAndOutliveTheSession) {
     init = global_variables_initializer();
   }
   {
-    Session sess(g, {.target = server.target()});
+    Session sess(server.target(), g);
     EXPECT_THAT(error_of<FailedPreconditionError>([&] { sess.run(*v); }), HasSubstr("counter"));
     sess.run(std::vector<Fetch>{}, {}, {init});
     EXPECT_THAT(sess.run(bump).to_vector<float>(), ElementsAre(11.f, 12.f));
     EXPECT_THAT(sess.run(*v).to_vector<float>(), ElementsAre(11.f, 12.f));
   }
-  Session again(g, {.target = server.target()});
+  Session again(server.target(), g);
   EXPECT_THAT(again.run(*v).to_vector<float>(), ElementsAre(11.f, 12.f));
   Session::reset(server.target());
   EXPECT_THAT(error_of<FailedPreconditionError>([&] { again.run(*v); }), HasSubstr("uninitialized"));
@@ -95,7 +95,7 @@ TEST(RemoteSessionTest, ReturnsStepStatisticsFromTheTask) {
     y = matmul(constant(Tensor(std::vector<float>{1.f, 2.f, 3.f, 4.f}, {2, 2}), "a"),
                constant(Tensor(std::vector<float>{1.f, 0.f, 0.f, 1.f}, {2, 2}), "b"));
   }
-  Session sess(g, {.target = server.target()});
+  Session sess(server.target(), g);
   RunOptions options;
   options.trace_level = RunOptions::TraceLevel::kFullTrace;
   RunMetadata metadata;

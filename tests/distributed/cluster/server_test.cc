@@ -74,13 +74,13 @@ TEST(ServerTest, ATokenRejectsClientsThatLackIt) {
     y = constant(Tensor(2.f)) * 3.f;
   }
   set_client_token("");
-  EXPECT_THAT(error_of<PermissionDeniedError>([&] { Session(g, {.target = server.target()}).run(y); }),
+  EXPECT_THAT(error_of<PermissionDeniedError>([&] { Session(server.target(), g).run(y); }),
               HasSubstr("requires the cluster token (set_client_token or $TAPEFLOW_CLUSTER_TOKEN); none was sent"));
   set_client_token("wrong");
-  EXPECT_THAT(error_of<PermissionDeniedError>([&] { Session(g, {.target = server.target()}).run(y); }),
+  EXPECT_THAT(error_of<PermissionDeniedError>([&] { Session(server.target(), g).run(y); }),
               HasSubstr("a different one was sent"));
   set_client_token("s3cret");
-  EXPECT_EQ(Session(g, {.target = server.target()}).run(y).item<float>(), 6.f);
+  EXPECT_EQ(Session(server.target(), g).run(y).item<float>(), 6.f);
 }
 
 TEST(ServerTest, AnOversizedRequestIsRejectedWithAStatus) {
@@ -94,7 +94,7 @@ TEST(ServerTest, AnOversizedRequestIsRejectedWithAStatus) {
     x = placeholder(DType::kFloat32, {-1}, "x");
     y = reduce_sum(x);
   }
-  Session sess(g, {.target = server.target()});
+  Session sess(server.target(), g);
   EXPECT_EQ(sess.run(y, {{x, Tensor(std::vector<float>(100, 1.f), {100})}}).item<float>(), 100.f);
   std::vector<float> big(100000);  // distinct values: a constant tensor travels as one value
   for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i % 7);

@@ -87,8 +87,8 @@ TEST(TrainingTest, SlowBetweenGraphReplicasReachTheSingleProcessAccuracy) {
   // The cluster: worker i runs steps i, i + 2, ... concurrently with the other.
   testing::ProcessCluster cluster({{"ps", 1}, {"worker", 2}});
   Mlp m0(0), m1(1);
-  Session s0(m0.g, {.target = cluster.target("worker", 0)});
-  Session s1(m1.g, {.target = cluster.target("worker", 1)});
+  Session s0(cluster.target("worker", 0), m0.g);
+  Session s1(cluster.target("worker", 1), m1.g);
   s0.run(std::vector<Fetch>{}, {}, {m0.init});  // the chief initialises the ps's variables
   RunOptions options;
   options.timeout_in_ms = 60000;

@@ -83,7 +83,7 @@ TEST(TwoTaskTest, RunsAcrossTasksAndVariablesOutliveTheSession) {
   PsAndWorker cluster;
   Model m;
   {
-    Session sess(m.g, {.target = cluster.worker.target()});
+    Session sess(cluster.worker.target(), m.g);
     sess.run(std::vector<Fetch>{}, {}, {m.init});
     // [1, 1] x [[1, 2], [3, 4]] + [-10, 0] = [-6, 6] -> relu [0, 6]
     EXPECT_THAT(sess.run(m.y, {{m.x, Tensor(std::vector<float>{1.f, 1.f}, {1, 2})}}).to_vector<float>(),
@@ -108,7 +108,7 @@ TEST(TwoTaskTest, RunsAcrossTasksAndVariablesOutliveTheSession) {
     EXPECT_THAT(metadata.partition_graphs[1].to_string(), HasSubstr("MatMul = MatMul(x, cluster_recv/"));
   }
   // A new client Session (any task as its target) sees the ps's values.
-  Session again(m.g, {.target = cluster.ps.target()});
+  Session again(cluster.ps.target(), m.g);
   EXPECT_THAT(again.run(*m.b).to_vector<float>(), ElementsAre(10.f, 1.f));
   Session::reset(cluster.worker.target());
   EXPECT_THAT(error_of<FailedPreconditionError>([&] { again.run(*m.b); }), HasSubstr("uninitialized"));
@@ -129,7 +129,7 @@ TEST(TwoTaskTest, MovesLargeTensorsBetweenTasksInChunks) {
     auto on_worker = device("/job:worker/task:0");
     total = reduce_sum(big);
   }
-  Session sess(g, {.target = cluster.worker.target()});
+  Session sess(cluster.worker.target(), g);
   auto out = sess.run({big, total});
   EXPECT_EQ(out[0].shape(), Shape({1024, 1324}));
   double sum = 0;
