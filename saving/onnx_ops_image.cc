@@ -110,21 +110,31 @@ Tensor hwio_to_oihw(const Tensor& f, const Shape& hwio) {
   return Tensor::from_host(f.dtype(), Shape{co, ci, kh, kw}, dst.data());
 }
 
-Tensor hwio_to_oihw(const Tensor& f) { return hwio_to_oihw(f, f.shape()); }
-
-absl::Status conv2d(NodeContext& n) {
+// Conv2D, or DepthwiseConv2dNative as a grouped Conv (Note [Image ops in ONNX]).
+absl::Status convolution(NodeContext& n, bool depthwise) {
   TF_RETURN_IF_ERROR(check_nhwc(n));
   TF_ASSIGN_OR_RETURN(std::vector<int64_t> strides, spatial(n, "strides"));
   TF_ASSIGN_OR_RETURN(std::vector<int64_t> dilations, spatial(n, "dilations"));
   TF_ASSIGN_OR_RETURN(TensorSpec x, n.in_spec(0));
   TF_ASSIGN_OR_RETURN(TensorSpec f, n.in_spec(1));
+  const int64_t groups = !depthwise ? 1 : f.shape.rank() == 4 ? f.shape.dim(2) : -1;
+  if (groups < 0)
+    return absl::UnimplementedError("a filter with an unknown number of input channels (ONNX's group must be known)");
   const std::string x_nchw = to_nchw(n, n.in(0));
   std::string weights;
   if (const Tensor* value = n.const_value(1)) {
-    weights = n.builder().add_initializer(absl::StrCat(n.name(), "/filter_oihw"), hwio_to_oihw(*value));
+    // A depthwise [kh, kw, C, M] filter is the HWIO filter [kh, kw, 1, C * M] of its groups.
+    const Shape hwio = depthwise ? Shape{f.shape.dim(0), f.shape.dim(1), 1, groups * f.shape.dim(3)} : value->shape();
+    weights = n.builder().add_initializer(absl::StrCat(n.name(), "/filter_oihw"), hwio_to_oihw(*value, hwio));
   } else {
+    std::string hwio = n.in(1);
+    if (depthwise) {  // [kh, kw, C, M] -> [kh, kw, 1, C * M] (Reshape's 0 copies the input's dim)
+      hwio = n.temp("filter_grouped");
+      n.emit("Reshape", {n.in(1), n.builder().add_int64s(absl::StrCat(n.name(), "/grouped_shape"), {0, 0, 1, -1})},
+             {hwio});
+    }
     weights = n.temp("filter_oihw");
-    set_ints(n.emit("Transpose", {n.in(1)}, {weights}), "perm", {3, 2, 0, 1});
+    set_ints(n.emit("Transpose", {hwio}, {weights}), "perm", {3, 2, 0, 1});
   }
   const std::string y = n.temp("conv_nchw");
   onnx::NodeProto* conv = n.emit("Conv", {x_nchw, weights}, {y});
@@ -132,6 +142,7 @@ absl::Status conv2d(NodeContext& n) {
   if (kernel[0] >= 0 && kernel[1] >= 0) set_ints(conv, "kernel_shape", kernel);
   set_ints(conv, "strides", strides);
   set_ints(conv, "dilations", dilations);
+  if (depthwise) set_int(conv, "group", groups);
   TF_RETURN_IF_ERROR(set_padding(n, conv, x.shape, kernel, strides, dilations));
   from_nchw(n, y);
   return absl::OkStatus();
@@ -152,40 +163,6 @@ Converter pool(absl::string_view onnx_op) {
     from_nchw(n, y);
     return absl::OkStatus();
   };
-}
-
-absl::Status depthwise_conv2d(NodeContext& n) {
-  TF_RETURN_IF_ERROR(check_nhwc(n));
-  TF_ASSIGN_OR_RETURN(std::vector<int64_t> strides, spatial(n, "strides"));
-  TF_ASSIGN_OR_RETURN(std::vector<int64_t> dilations, spatial(n, "dilations"));
-  TF_ASSIGN_OR_RETURN(TensorSpec x, n.in_spec(0));
-  TF_ASSIGN_OR_RETURN(TensorSpec f, n.in_spec(1));
-  const int64_t channels = f.shape.rank() == 4 ? f.shape.dim(2) : -1;
-  if (channels < 0)
-    return absl::UnimplementedError("a filter with an unknown number of input channels (ONNX's group must be known)");
-  const std::string x_nchw = to_nchw(n, n.in(0));
-  std::string weights;
-  if (const Tensor* value = n.const_value(1)) {
-    const Shape hwio{f.shape.dim(0), f.shape.dim(1), 1, channels * f.shape.dim(3)};
-    weights = n.builder().add_initializer(absl::StrCat(n.name(), "/filter_oihw"), hwio_to_oihw(*value, hwio));
-  } else {
-    // [kh, kw, C, M] -> [kh, kw, 1, C * M] (0 copies the input's dim) -> OIHW.
-    const std::string grouped = n.temp("filter_grouped");
-    n.emit("Reshape", {n.in(1), n.builder().add_int64s(absl::StrCat(n.name(), "/grouped_shape"), {0, 0, 1, -1})},
-           {grouped});
-    weights = n.temp("filter_oihw");
-    set_ints(n.emit("Transpose", {grouped}, {weights}), "perm", {3, 2, 0, 1});
-  }
-  const std::string y = n.temp("conv_nchw");
-  onnx::NodeProto* conv = n.emit("Conv", {x_nchw, weights}, {y});
-  const std::vector<int64_t> kernel = {f.shape.dim(0), f.shape.dim(1)};
-  if (kernel[0] >= 0 && kernel[1] >= 0) set_ints(conv, "kernel_shape", kernel);
-  set_ints(conv, "strides", strides);
-  set_ints(conv, "dilations", dilations);
-  set_int(conv, "group", channels);
-  TF_RETURN_IF_ERROR(set_padding(n, conv, x.shape, kernel, strides, dilations));
-  from_nchw(n, y);
-  return absl::OkStatus();
 }
 
 absl::Status fused_batch_norm(NodeContext& n) {
@@ -296,8 +273,8 @@ absl::Status resize_nearest(NodeContext& n) {
 
 void add_image_converters(ConverterTable& table) {
   table.insert({
-      {"Conv2D", conv2d},
-      {"DepthwiseConv2dNative", depthwise_conv2d},
+      {"Conv2D", [](NodeContext& n) { return convolution(n, false); }},
+      {"DepthwiseConv2dNative", [](NodeContext& n) { return convolution(n, true); }},
       {"MaxPool", pool("MaxPool")},
       {"AvgPool", pool("AveragePool")},
       // NHWC BiasAdd: ONNX's Add broadcasts the [C] bias over the last dim.
