@@ -1,5 +1,7 @@
 #include "eager/op_def.h"
 
+#include <algorithm>
+
 #include "core/checked_size.h"
 
 #include "absl/strings/str_cat.h"
@@ -42,11 +44,18 @@ OpRegistry& OpRegistry::global() {
   return *registry;
 }
 
-void OpRegistry::add(const OpDef& op) { ops_.push_back(&op); }
+void OpRegistry::add(const OpDef& op) {
+  ops_.push_back(&op);
+  // After any op of the same type, so find() keeps returning the first registered.
+  const auto pos = std::upper_bound(sorted_by_type_.begin(), sorted_by_type_.end(), std::string_view(op.type),
+                                    [](std::string_view t, const OpDef* a) { return t < std::string_view(a->type); });
+  sorted_by_type_.insert(pos, &op);
+}
 
 const OpDef* OpRegistry::find(std::string_view type) const {
-  for (const OpDef* op : ops_) if (type == op->type) return op;
-  return nullptr;
+  const auto it = std::lower_bound(sorted_by_type_.begin(), sorted_by_type_.end(), type,
+                                   [](const OpDef* a, std::string_view t) { return std::string_view(a->type) < t; });
+  return it != sorted_by_type_.end() && (*it)->type == type ? *it : nullptr;
 }
 
 absl::StatusOr<KernelFn> resolve_kernel(const OpDef& op, DeviceType device, DType dtype) {

@@ -73,7 +73,8 @@ class OpRegistry {
   std::vector<const OpDef*> ops() const { return ops_; }
 
  private:
-  std::vector<const OpDef*> ops_;
+  std::vector<const OpDef*> ops_;            // in registration order
+  std::vector<const OpDef*> sorted_by_type_; // find() bisects: importers look up every node's type
 };
 
 // Each op family's registration function (eager/ops/<family>.cc).

@@ -198,13 +198,15 @@ class GraphState final : public GraphBase, public std::enable_shared_from_this<G
   // TensorFlow's uniquifying rule over every name used so far (ops and name scopes alike):
   // "c", "c_1", "c_2"... Marks the result as used.
   std::string unique_name(std::string_view name);
-  // unique_name(node.name) and add_node under one lock, the name lowercased once: the import's
-  // path (Note [Linear import], graph/graph_def_import.cc). Returns the id; node(id).name is
-  // the name it got.
-  int add_node_unique(std::unique_ptr<Node> node);
-  // Room for `more` nodes beyond those present, so that the node and name tables of a graph
-  // whose size is known up front (an import) are allocated once instead of grown by rehashing.
-  void reserve(int more);
+  // The import's path (Note [Linear import], graph/graph_def_import.cc): adds `nodes` in order
+  // under one lock, each renamed "prefix/name" (unless prefix is empty) and made unique as
+  // unique_name does. The caller planned them as nodes assumed_first, assumed_first + 1, ...:
+  // node k's id is assumed_first + k, its name is names[k] (a view the caller keeps compact),
+  // its inputs and control inputs name existing nodes or earlier nodes of the batch, checked
+  // by the caller. They are renumbered if other nodes were added meanwhile. Returns the first
+  // one's id; the others follow it.
+  int add_nodes_unique(std::vector<std::unique_ptr<Node>> nodes, absl::Span<const std::string_view> names,
+                       std::string_view prefix, int assumed_first);
   const Node& node(int id) const;
   Node& mutable_node(int id);
   int num_nodes() const;

@@ -31,24 +31,13 @@ using namespace graph_def_internal;
 // A TensorFlow primitive that tapeflow composes from others (Softmax, Mean, Relu until it has
 // an OpDef) plans several nodes; the last one carries the TensorFlow node's name.
 
-// A planned tensor: output `index` of planned node `node`, or (node == -1) a tensor of the
-// target graph given through input_map.
-struct Ref {
-  int node = -1;
-  int index = 0;
-  TensorRef outer;
-  TensorSpec spec;
-};
-
-// A planned node: the Node it becomes (allocated once here and handed to the graph by commit,
-// Note [Linear import]) and what commit resolves to graph ids.
-struct Planned {
-  std::unique_ptr<Node> node = std::make_unique<Node>();  // inputs and control inputs still empty
-  std::vector<Ref> inputs;
-  std::vector<int> control;   // planned nodes
-  std::vector<int> colocate;  // "_class": GraphDef nodes named by "loc:@" (Note [Colocation groups])
-  int handle = -1;            // variable ops: the planned VarHandleOp
-};
+// Planned nodes are numbered as the graph will number them if nothing else is added to it
+// meanwhile: planned node k is node base + k, where base is the graph's size when planning
+// began (GraphState::add_nodes_unique renumbers them otherwise). So a planned Node's inputs are
+// final when planned, and commit does not touch them again (Note [Linear import]). A tensor is
+// a TensorRef in that numbering: node >= base is planned, node < base a tensor of the target
+// graph given through input_map.
+using Ref = TensorRef;
 
 // TensorFlow op types that are another tapeflow op under the same semantics.
 const char* alias_of(std::string_view type) {
@@ -87,13 +76,21 @@ std::pair<std::string_view, int> split_tensor_name(std::string_view s) {
 }
 
 // Note [Linear import]: a 100k-node GraphDef must import in about ten times the time of a 10k
-// one (issue 13). Each input string is parsed and looked up once (link_inputs: an Edge per
-// input, kept in one array indexed like the NodeDef's inputs); names are views into the
-// GraphDef, not copies; consumers are a CSR array, not a vector per node; the plan and the
-// graph's tables are sized from the node count up front, so nothing is rehashed or regrown
-// (a grown table touches fresh pages: at 100k nodes the page faults alone were a fifth of
-// the time); the input_map lookup is skipped when input_map is empty. deploy_bench's
-// BM_GraphDefImportScaling reports the 100k / 10k ratio.
+// one (issue 13). The work is linear; what grows with the size is the wait for memory: a 10k
+// import's data (its GraphDef, the Nodes it makes, the name tables) stays in the caches, a
+// 100k one's (about 100 MB) does not. So each pass reads as little as it can, in order, and
+// prefetches what it will need a few nodes ahead:
+// - index_nodes reads each NodeDef's name and op once: the names are copied into one packed
+//   buffer (the name table's keys view them, and commit reads them there, not in the
+//   NodeDefs), the op is found through a cache of the graph's few types.
+// - link_inputs parses each input string once (an Edge per input, in one array); consumers are
+//   a CSR array; the input_map lookup is skipped when input_map is empty.
+// - plan_node builds each Node once, with its final inputs (see Ref), and nothing per node is
+//   kept beside it but its name's view.
+// - commit hands the Nodes to the graph in one call under one lock
+//   (GraphState::add_nodes_unique), which sizes its tables once (a grown table touches fresh
+//   pages twice) and does not read the Nodes back unless a prefix or a clash renames them.
+// deploy_bench's BM_GraphDefImportScaling reports the 100k / 10k ratio, warm and cold.
 struct Edge {
   int src = -1;      // the GraphDef node it names
   int index = 0;     // its output (data inputs)
@@ -102,13 +99,14 @@ struct Edge {
 
 class Importer {
  public:
-  Importer(const Graph& graph, const GraphDef& def, const std::map<std::string, Tensor>& input_map)
-      : graph_(graph), def_(def), input_map_(input_map) {}
+  Importer(const Graph& graph, const GraphDef& def, const std::map<std::string, Tensor>& input_map,
+           std::source_location loc)
+      : graph_(graph), def_(def), input_map_(input_map), loc_(loc), base_(graph.num_nodes()) {}
 
   // Phase one: every check. Returns the first problem.
   absl::Status plan(const std::vector<std::string>& return_elements);
   // Phase two.
-  std::vector<ImportedElement> commit(std::string_view name, std::source_location loc);
+  std::vector<ImportedElement> commit(std::string_view name);
 
  private:
   absl::Status index_nodes();
@@ -116,17 +114,26 @@ class Importer {
   absl::Status check_op_types();
   absl::StatusOr<std::vector<int>> topological_order();
   absl::Status plan_node(int i);
-  absl::Status plan_generic(int i, const OpDef& op, const std::vector<Ref>& inputs, const std::vector<int>& control,
-                            const DeviceSpec& device);
   absl::Status plan_composite(int i, const std::vector<Ref>& inputs, const std::vector<int>& control,
                               const DeviceSpec& device);
   absl::StatusOr<Ref> resolve(const Edge& edge, const std::string& input);
-  absl::Status read_colocation(int i, Planned& p);
+  absl::Status read_colocation(int i, int planned);
   absl::StatusOr<AttrValue> const_input(const Ref& ref, const FormItem& item);
-  absl::StatusOr<int> add_planned(Planned p, std::vector<Ref> inputs);
-  Ref output_ref(int planned, int index) const {
-    return Ref{planned, index, {}, plan_[planned].node->outputs[index]};
+  // Infers the node's outputs, sets its id, inputs, control inputs (planned nodes) and location,
+  // and appends it to the plan. `packed_name`: its name in names_, when it has a GraphDef node's
+  // name. Returns its planned index.
+  absl::StatusOr<int> add_planned(std::unique_ptr<Node> node, absl::Span<const Ref> inputs, absl::Span<const int> control,
+                                  std::string_view packed_name = {});
+  Ref output_ref(int planned, int index) const { return Ref{base_ + planned, index}; }
+  // The planned node a Ref names, or null for a tensor of the target graph.
+  const Node* planned_node(const Ref& ref) const {
+    return ref.node >= base_ ? planned_[static_cast<size_t>(ref.node - base_)].get() : nullptr;
   }
+  const TensorSpec& spec(const Ref& ref) const {
+    const Node* n = planned_node(ref);
+    return (n ? *n : graph_.state()->node(ref.node)).outputs[static_cast<size_t>(ref.index)];
+  }
+  const Node& planned(int k) const { return *planned_[static_cast<size_t>(k)]; }
   absl::Status node_error(absl::StatusCode code, int i, absl::string_view message) const {
     const proto::NodeDef& n = def_.node(i);
     return absl::Status(code, absl::StrCat("[import_graph_def] node '", n.name(), "' (", n.op(), "): ", message));
@@ -135,44 +142,103 @@ class Importer {
   Graph graph_;
   const GraphDef& def_;
   const std::map<std::string, Tensor>& input_map_;
-  absl::flat_hash_map<absl::string_view, int> by_name_;  // GraphDef node name (a view into def_) -> its index
+  const std::source_location loc_;
+  const int base_;  // the graph's size when planning began (see Ref)
+  absl::flat_hash_map<absl::string_view, int> by_name_;  // GraphDef node name (a view into names_) -> its index
+  // The names by_name_'s keys view, packed: a lookup compares its key with the stored one, and
+  // the copies here stay in cache where the NodeDefs' own strings, one per heap block, do not.
+  std::vector<std::unique_ptr<char[]>> names_;
+  std::vector<std::string_view> packed_names_;     // GraphDef node -> its name in names_
+  char* names_next_ = nullptr;
+  size_t names_free_ = 0;
+  absl::string_view pack_name(std::string_view name);
+  std::vector<const OpDef*> op_of_;                // GraphDef node -> its op (null: a composite, plan_composite)
   std::vector<Edge> edges_;                       // every node's inputs, in order (Note [Linear import])
   std::vector<int> first_edge_;                   // node i's are [first_edge_[i], first_edge_[i + 1])
+  size_t total_inputs_ = 0;                       // counted by index_nodes
   std::vector<int> outputs_of_;                    // GraphDef node -> the planned node with its outputs
-  std::vector<Planned> plan_;
+  std::vector<std::unique_ptr<Node>> planned_;     // the plan, handed to the graph whole by commit
+  std::vector<std::string_view> planned_names_;    // their names, packed where they are a GraphDef node's
+  std::vector<std::pair<int, std::vector<int>>> colocations_;  // planned node, the GraphDef nodes its "_class" names
+  std::vector<int> variable_handles_;              // planned VarHandleOps
+  std::vector<std::pair<int, int>> variable_uses_;  // planned variable read or update, its planned VarHandleOp
+  std::vector<TensorSpec> input_specs_;            // add_planned's scratch, reused
   absl::flat_hash_map<std::string, Ref> mapped_;   // input_map keys, "x:0" form
   std::vector<std::pair<bool, std::pair<int, int>>> returns_;  // (is tensor, (planned node, index))
 };
 
-// How many nodes ahead index_nodes and link_inputs prefetch the hash slots they will touch: a
-// 100k-node table is far larger than the caches, and a lookup that waits for memory is most of
-// a node's time there (Note [Linear import]).
-constexpr int kPrefetchAhead = 8;
+// index_nodes and link_inputs prefetch what they will read in stages, kStage nodes apart: a
+// NodeDef, then the strings it points to, then the hash slots those strings lead to. At 100k
+// nodes none of it is in cache, each level waits on the one before, and a node that waited for
+// memory at every level cost more than the rest of its work (Note [Linear import]).
+constexpr int kStage = 4;
+void prefetch_object(const void* p) {
+  __builtin_prefetch(p);
+  __builtin_prefetch(static_cast<const char*>(p) + 64);
+}
 
+absl::string_view Importer::pack_name(std::string_view name) {
+  constexpr size_t kChunk = 64 << 10;
+  if (names_.empty() || names_free_ < name.size()) {
+    names_free_ = std::max(kChunk, name.size());
+    names_.push_back(std::make_unique_for_overwrite<char[]>(names_free_));
+    names_next_ = names_.back().get();
+  }
+  std::copy(name.begin(), name.end(), names_next_);
+  const absl::string_view packed(names_next_, name.size());
+  names_next_ += name.size();
+  names_free_ -= name.size();
+  return packed;
+}
+
+// Also finds each node's op, through a cache of the few types a graph uses.
 absl::Status Importer::index_nodes() {
-  by_name_.reserve(static_cast<size_t>(def_.node_size()));
-  for (int i = 0; i < def_.node_size(); ++i) {
-    if (i + kPrefetchAhead < def_.node_size()) by_name_.prefetch(av(def_.node(i + kPrefetchAhead).name()));
-    const std::string& name = def_.node(i).name();
+  const int n = def_.node_size();
+  by_name_.reserve(static_cast<size_t>(n));
+  packed_names_.reserve(static_cast<size_t>(n));
+  op_of_.resize(static_cast<size_t>(n));
+  absl::flat_hash_map<absl::string_view, const OpDef*> op_of_type;
+  for (int i = 0; i < n; ++i) {
+    if (i + 3 * kStage < n) prefetch_object(&def_.node(i + 3 * kStage));
+    if (i + 2 * kStage < n) {
+      __builtin_prefetch(&def_.node(i + 2 * kStage).name());
+      __builtin_prefetch(&def_.node(i + 2 * kStage).op());
+    }
+    if (i + kStage < n) by_name_.prefetch(av(def_.node(i + kStage).name()));
+    const proto::NodeDef& nd = def_.node(i);
+    total_inputs_ += static_cast<size_t>(nd.input_size());
+    const std::string& name = nd.name();
     if (!valid_node_name(name))
       return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] node ", i, " has an invalid name '", name, "'"));
-    if (!by_name_.emplace(name, i).second)
+    const absl::string_view packed = pack_name(name);
+    if (!by_name_.emplace(packed, i).second)
       return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] two nodes are named '", name, "'"));
+    packed_names_.emplace_back(packed.data(), packed.size());
+    auto [type, fresh] = op_of_type.try_emplace(nd.op(), nullptr);
+    if (fresh && !is_composite(nd.op())) {
+      const char* alias = alias_of(nd.op());
+      type->second = find_any_op(alias ? alias : nd.op());
+    }
+    op_of_[static_cast<size_t>(i)] = type->second;
   }
-  outputs_of_.assign(def_.node_size(), -1);
+  outputs_of_.assign(static_cast<size_t>(n), -1);
   return absl::OkStatus();
 }
 
 absl::Status Importer::link_inputs() {
   const int n = def_.node_size();
-  size_t total = 0;
-  for (const proto::NodeDef& nd : def_.node()) total += static_cast<size_t>(nd.input_size());
-  edges_.reserve(total);
+  edges_.reserve(total_inputs_);
   first_edge_.reserve(static_cast<size_t>(n) + 1);
   for (int i = 0; i < n; ++i) {
     first_edge_.push_back(static_cast<int>(edges_.size()));
-    if (i + kPrefetchAhead < n)
-      for (const std::string& in : def_.node(i + kPrefetchAhead).input())
+    if (i + 4 * kStage < n) prefetch_object(&def_.node(i + 4 * kStage));
+    if (i + 3 * kStage < n) __builtin_prefetch(def_.node(i + 3 * kStage).input().data());
+    if (i + 2 * kStage < n) {
+      const auto& ahead = def_.node(i + 2 * kStage).input();
+      for (int j = 0; j < ahead.size(); ++j) __builtin_prefetch(ahead.data()[j]);
+    }
+    if (i + kStage < n)
+      for (const std::string& in : def_.node(i + kStage).input())
         by_name_.prefetch(av(!in.empty() && in[0] == '^' ? std::string_view(in).substr(1) : split_tensor_name(in).first));
     bool seen_control = false;
     for (const std::string& in : def_.node(i).input()) {
@@ -199,9 +265,9 @@ absl::Status Importer::link_inputs() {
 
 absl::Status Importer::check_op_types() {
   std::map<std::string, std::vector<std::string>> unknown;  // sorted, so the message is stable
-  for (const proto::NodeDef& n : def_.node()) {
-    const char* alias = alias_of(n.op());
-    if (find_any_op(alias ? alias : n.op()) == nullptr && !is_composite(n.op())) unknown[n.op()].push_back(n.name());
+  for (int i = 0; i < def_.node_size(); ++i) {
+    const proto::NodeDef& n = def_.node(i);
+    if (op_of_[static_cast<size_t>(i)] == nullptr && !is_composite(n.op())) unknown[n.op()].push_back(n.name());
   }
   if (unknown.empty()) return absl::OkStatus();
   std::vector<std::string> parts;
@@ -240,33 +306,44 @@ absl::StatusOr<std::vector<int>> Importer::topological_order() {
   return order;
 }
 
-absl::StatusOr<int> Importer::add_planned(Planned p, std::vector<Ref> inputs) {
-  std::vector<TensorSpec> specs;
-  for (const Ref& r : inputs) specs.push_back(r.spec);
-  InferenceContext ictx{p.node->op->api_name, specs, p.node->attrs};
-  absl::StatusOr<OutputSpecs> outs = p.node->op->infer(ictx);
-  if (!outs.ok()) return with_op_prefix(outs.status(), p.node->op->api_name);
-  p.node->outputs = *std::move(outs);
-  p.inputs = std::move(inputs);
-  plan_.push_back(std::move(p));
-  return static_cast<int>(plan_.size()) - 1;
+absl::StatusOr<int> Importer::add_planned(std::unique_ptr<Node> node, absl::Span<const Ref> inputs,
+                                          absl::Span<const int> control, std::string_view packed_name) {
+  input_specs_.clear();
+  for (const Ref& r : inputs) input_specs_.push_back(spec(r));
+  InferenceContext ictx{node->op->api_name, input_specs_, node->attrs};
+  absl::StatusOr<OutputSpecs> outs = node->op->infer(ictx);
+  if (!outs.ok()) return with_op_prefix(outs.status(), node->op->api_name);
+  node->outputs = *std::move(outs);
+  node->inputs.assign(inputs.begin(), inputs.end());
+  node->control_inputs.reserve(control.size());
+  for (int c : control) node->control_inputs.push_back(base_ + c);
+  std::sort(node->control_inputs.begin(), node->control_inputs.end());
+  node->control_inputs.erase(std::unique(node->control_inputs.begin(), node->control_inputs.end()),
+                             node->control_inputs.end());
+  node->loc = loc_;
+  const int k = static_cast<int>(planned_.size());
+  node->id = base_ + k;
+  if (node->op == &kVarHandleOp) variable_handles_.push_back(k);
+  planned_names_.push_back(packed_name.empty() ? std::string_view(node->name) : packed_name);
+  planned_.push_back(std::move(node));
+  return k;
 }
 
 absl::StatusOr<Ref> Importer::resolve(const Edge& edge, const std::string& input) {
   const std::string& name = def_.node(edge.src).name();
   if (!mapped_.empty())
     if (auto m = mapped_.find(absl::StrCat(name, ":", edge.index)); m != mapped_.end()) return m->second;
-  const int planned = outputs_of_[edge.src];
-  if (edge.index >= static_cast<int>(plan_[planned].node->outputs.size()))
+  const int k = outputs_of_[edge.src];
+  if (edge.index >= static_cast<int>(planned(k).outputs.size()))
     return absl::InvalidArgumentError(absl::StrCat("input '", input, "' names output ", edge.index, " of node '", name,
-                                                   "', which has ", plan_[planned].node->outputs.size(), " output(s)"));
-  return output_ref(planned, edge.index);
+                                                   "', which has ", planned(k).outputs.size(), " output(s)"));
+  return output_ref(k, edge.index);
 }
 
 // TensorFlow's "_class" attr: its "loc:@X" entries (others are ignored, as TensorFlow ignores
 // them) name the nodes this one is placed with. X must be a node of the GraphDef, as
 // TensorFlow's import_graph_def requires (validate_colocation_constraints).
-absl::Status Importer::read_colocation(int i, Planned& p) {
+absl::Status Importer::read_colocation(int i, int planned) {
   const auto& attrs = def_.node(i).attr();
   const auto it = attrs.find("_class");
   if (it == attrs.end()) return absl::OkStatus();
@@ -276,6 +353,7 @@ absl::Status Importer::read_colocation(int i, Planned& p) {
     return node_error(absl::StatusCode::kInvalidArgument, i,
                       absl::StrCat("attr '_class' must be a list of strings (\"loc:@<node>\"), not ",
                                    v.ShortDebugString()));
+  std::vector<int> colocate;
   for (const std::string& entry : v.list().s()) {
     std::string_view name = entry;
     if (!name.starts_with("loc:@")) continue;
@@ -285,14 +363,15 @@ absl::Status Importer::read_colocation(int i, Planned& p) {
       return node_error(absl::StatusCode::kInvalidArgument, i,
                         absl::StrCat("expects to be colocated with unknown node '", av(name), "' (its attr '_class' has \"",
                                      entry, "\")"));
-    if (node->second != i && std::find(p.colocate.begin(), p.colocate.end(), node->second) == p.colocate.end())
-      p.colocate.push_back(node->second);
+    if (node->second != i && std::find(colocate.begin(), colocate.end(), node->second) == colocate.end())
+      colocate.push_back(node->second);
   }
+  if (!colocate.empty()) colocations_.emplace_back(planned, std::move(colocate));
   return absl::OkStatus();
 }
 
 absl::StatusOr<AttrValue> Importer::const_input(const Ref& ref, const FormItem& item) {
-  const Node* src = ref.node >= 0 ? plan_[ref.node].node.get() : nullptr;
+  const Node* src = planned_node(ref);
   if (src == nullptr || src->op != &kConstOp)
     return absl::UnimplementedError(absl::StrCat("the input that carries '", item.name,
                                                  "' must be a Const node: tapeflow holds it as an attribute"));
@@ -346,19 +425,18 @@ absl::Status Importer::plan(const std::vector<std::string>& return_elements) {
     if (!tensor.defined())
       return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] input_map['", key, "'] is an empty tensor"));
     Ref ref;
-    ref.spec = TensorSpec{tensor.dtype(), tensor.shape()};
     if (tensor.is_symbolic()) {
       if (tensor.symbolic().graph.get() != graph_.state().get())
         return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] input_map['", key, "'] is tensor '",
                                                        tensor.name(), "' of another graph"));
-      ref.outer = TensorRef{tensor.symbolic().node, tensor.symbolic().output};
+      ref = TensorRef{tensor.symbolic().node, tensor.symbolic().output};
     } else {  // a concrete value: a Const in the graph
-      Planned c;
-      c.node->name = absl::StrCat(av(name), "/input_map_value");
-      c.node->op = &kConstOp;
-      c.node->value = tensor;
-      c.node->attrs = AttrMap{{"dtype", tensor.dtype()}, {"shape", tensor.shape()}};
-      TF_ASSIGN_OR_RETURN(int id, add_planned(std::move(c), {}));
+      auto c = std::make_unique<Node>();
+      c->name = absl::StrCat(av(name), "/input_map_value");
+      c->op = &kConstOp;
+      c->value = tensor;
+      c->attrs = AttrMap{{"dtype", tensor.dtype()}, {"shape", tensor.shape()}};
+      TF_ASSIGN_OR_RETURN(int id, add_planned(std::move(c), {}, {}));
       ref = output_ref(id, 0);
     }
     mapped_[absl::StrCat(av(name), ":", index)] = ref;
@@ -366,7 +444,7 @@ absl::Status Importer::plan(const std::vector<std::string>& return_elements) {
   if (!unused.empty())
     return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] input_map names tensors the GraphDef does not "
                                                    "have: ", absl::StrJoin(unused, ", ")));
-  plan_.reserve(plan_.size() + static_cast<size_t>(def_.node_size()));
+  planned_.reserve(planned_.size() + static_cast<size_t>(def_.node_size()));
   for (int i : order) TF_RETURN_IF_ERROR(plan_node(i));
   for (const std::string& r : return_elements) {
     const bool is_tensor = r.find(':') != std::string::npos;
@@ -374,11 +452,11 @@ absl::Status Importer::plan(const std::vector<std::string>& return_elements) {
     auto it = by_name_.find(av(name));
     if (it == by_name_.end())
       return absl::NotFoundError(absl::StrCat("[import_graph_def] return element '", r, "' names no node of the GraphDef"));
-    const int planned = outputs_of_[it->second];
-    if (is_tensor && index >= static_cast<int>(plan_[planned].node->outputs.size()))
+    const int k = outputs_of_[it->second];
+    if (is_tensor && index >= static_cast<int>(planned(k).outputs.size()))
       return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] return element '", r, "': node '", av(name),
-                                                     "' has ", plan_[planned].node->outputs.size(), " output(s)"));
-    returns_.push_back({is_tensor, {planned, index}});
+                                                     "' has ", planned(k).outputs.size(), " output(s)"));
+    returns_.push_back({is_tensor, {k, index}});
   }
   return absl::OkStatus();
 }
@@ -395,8 +473,7 @@ absl::Status Importer::plan_node(int i) {
     if (edges_[k].control) control.push_back(outputs_of_[edges_[k].src]);
     else data_end = k + 1;
   }
-  const char* alias = alias_of(nd.op());
-  if (is_composite(nd.op())) {
+  if (op_of_[static_cast<size_t>(i)] == nullptr) {  // a composite (check_op_types let no unknown op through)
     std::vector<Ref> inputs;
     for (int k = first; k < data_end; ++k) {
       absl::StatusOr<Ref> r = resolve(edges_[k], nd.input(k - first_edge_[i]));
@@ -405,9 +482,9 @@ absl::Status Importer::plan_node(int i) {
     }
     absl::Status s = plan_composite(i, inputs, control, *device);
     if (!s.ok()) return fail(s);
-    return read_colocation(i, plan_[outputs_of_[i]]);
+    return read_colocation(i, outputs_of_[i]);
   }
-  const OpDef& op = *find_any_op(alias ? alias : nd.op());
+  const OpDef& op = *op_of_[static_cast<size_t>(i)];
   // Note [Variables in a GraphDef]: input 0 of a read or update is the variable's handle.
   const bool variable_op = &op == &kReadVariableOp || &op == &kAssignVariableOp || &op == &kAssignAddVariableOp ||
                            &op == &kAssignSubVariableOp;
@@ -415,9 +492,9 @@ absl::Status Importer::plan_node(int i) {
   if (variable_op) {
     if (data_end == first) return node_error(absl::StatusCode::kInvalidArgument, i, "needs the variable's handle as input 0");
     const int src = outputs_of_[edges_[first].src];
-    if (plan_[src].node->op != &kVarHandleOp)
+    if (planned(src).op != &kVarHandleOp)
       return node_error(absl::StatusCode::kInvalidArgument, i,
-                        absl::StrCat("input 0 '", nd.input(0), "' must be a VarHandleOp, not a ", plan_[src].node->op->type));
+                        absl::StrCat("input 0 '", nd.input(0), "' must be a VarHandleOp, not a ", planned(src).op->type));
     handle = src;
     control.push_back(src);
     ++first;
@@ -429,13 +506,10 @@ absl::Status Importer::plan_node(int i) {
     if (!r.ok()) return fail(r.status());
     refs.push_back(*r);
   }
-  Planned p;
-  p.node->name = nd.name();
-  p.node->op = &op;
-  p.control = std::move(control);
-  p.node->requested_device = *std::move(device);
-  p.handle = handle;
-  TF_RETURN_IF_ERROR(read_colocation(i, p));
+  auto node = std::make_unique<Node>();
+  node->name = nd.name();
+  node->op = &op;
+  node->requested_device = *std::move(device);
   const Form& form = form_of(op);
   // Which TensorFlow inputs are tensors and which carry attrs (Note [GraphDef form]).
   const int num_tensors = static_cast<int>(refs.size()) - form.num_const_inputs;
@@ -458,7 +532,7 @@ absl::Status Importer::plan_node(int i) {
     const FormItem& f = form.items[layout[k]];
     absl::StatusOr<AttrValue> v = const_input(refs[k], f);
     if (!v.ok()) return fail(v.status());
-    p.node->attrs.set(f.name, *std::move(v));
+    node->attrs.set(f.name, *std::move(v));
   }
   const auto& attrs = nd.attr();
   for (const FormItem& f : form.items) {
@@ -475,14 +549,14 @@ absl::Status Importer::plan_node(int i) {
     if (f.value_kind == "float")
       if (auto bits = attrs.find(absl::StrCat("_", f.tf_name, "_f64")); bits != attrs.end())
         v = AttrValue(std::bit_cast<double>(static_cast<int64_t>(bits->second.i())));
-    p.node->attrs.set(f.name, *std::move(v));
+    node->attrs.set(f.name, *std::move(v));
   }
   for (const auto& [key, value] : attrs) {  // tapeflow-only attrs
     if (key.size() < 2 || key[0] != '_' || key == "_class" || key.ends_with("_f64") || form.lists(key.substr(1))) continue;
     const std::string kind = natural_kind(value);
     if (kind.empty()) continue;
     absl::StatusOr<AttrValue> v = attr_from_proto(value, kind);
-    if (v.ok()) p.node->attrs.set(key.substr(1), *std::move(v));
+    if (v.ok()) node->attrs.set(key.substr(1), *std::move(v));
   }
   for (const FormItem& f : form.items) {  // fixed attrs TensorFlow may set otherwise
     if (f.kind != FormItem::Kind::kFixed) continue;
@@ -498,28 +572,29 @@ absl::Status Importer::plan_node(int i) {
     if (it == attrs.end() || !it->second.has_tensor()) return node_error(absl::StatusCode::kInvalidArgument, i, "attr 'value' (a tensor) is missing");
     absl::StatusOr<Tensor> value = tensor_from_proto(it->second.tensor());
     if (!value.ok()) return node_error(value.status().code(), i, absl::StrCat("attr 'value': ", value.status().message()));
-    if (value->dtype() != p.node->attrs.get<DType>("dtype"))
+    if (value->dtype() != node->attrs.get<DType>("dtype"))
       return node_error(absl::StatusCode::kInvalidArgument, i,
-                        absl::StrCat("attr 'dtype' is ", dtype_name(p.node->attrs.get<DType>("dtype")), " but the value is ",
+                        absl::StrCat("attr 'dtype' is ", dtype_name(node->attrs.get<DType>("dtype")), " but the value is ",
                                      dtype_name(value->dtype())));
-    p.node->attrs.set("shape", value->shape());
-    p.node->value = *std::move(value);
+    node->attrs.set("shape", value->shape());
+    node->value = *std::move(value);
   }
   if (variable_op) {
-    const DType var_dtype = plan_[handle].node->attrs.get<DType>("dtype");
-    if (p.node->attrs.get<DType>("dtype") != var_dtype || (!tensors.empty() && tensors[0].spec.dtype != var_dtype))
+    const DType var_dtype = planned(handle).attrs.get<DType>("dtype");
+    if (node->attrs.get<DType>("dtype") != var_dtype || (!tensors.empty() && spec(tensors[0]).dtype != var_dtype))
       return node_error(absl::StatusCode::kInvalidArgument, i,
                         absl::StrCat("variable '", def_.node(i).input(0), "' holds ", dtype_name(var_dtype),
-                                     "; this node has dtype ", dtype_name(p.node->attrs.get<DType>("dtype")),
-                                     tensors.empty() ? "" : absl::StrCat(" and a value of ", dtype_name(tensors[0].spec.dtype))));
-    p.node->attrs.set("shape", plan_[handle].node->attrs.get<Shape>("shape"));
+                                     "; this node has dtype ", dtype_name(node->attrs.get<DType>("dtype")),
+                                     tensors.empty() ? "" : absl::StrCat(" and a value of ", dtype_name(spec(tensors[0]).dtype))));
+    node->attrs.set("shape", planned(handle).attrs.get<Shape>("shape"));
   }
-  if (&op == &kVarHandleOp && !p.node->attrs.get<Shape>("shape").is_fully_defined())
+  if (&op == &kVarHandleOp && !node->attrs.get<Shape>("shape").is_fully_defined())
     return node_error(absl::StatusCode::kInvalidArgument, i, "a variable's shape must be fully defined");
-  absl::StatusOr<int> id = add_planned(std::move(p), tensors);
+  absl::StatusOr<int> id = add_planned(std::move(node), tensors, control, packed_names_[static_cast<size_t>(i)]);
   if (!id.ok()) return fail(id.status());
+  if (handle >= 0) variable_uses_.emplace_back(*id, handle);
   // Type attrs must agree with the tensors (a Const feeding an Add of another T, ...).
-  const Node& done = *plan_[*id].node;
+  const Node& done = planned(*id);
   for (const FormItem& f : form.items) {
     auto it = attrs.find(f.name);
     if (it == attrs.end()) continue;
@@ -529,7 +604,7 @@ absl::Status Importer::plan_node(int i) {
     if (f.kind != FormItem::Kind::kTypeOf) continue;
     const bool have = f.of_output ? f.index < static_cast<int>(done.outputs.size()) : f.index < static_cast<int>(tensors.size());
     if (!have) continue;
-    const DType actual = f.of_output ? done.outputs[f.index].dtype : tensors[f.index].spec.dtype;
+    const DType actual = f.of_output ? done.outputs[f.index].dtype : spec(tensors[f.index]).dtype;
     absl::StatusOr<DType> declared = it->second.has_type() ? from_proto_dtype(it->second.type())
                                                            : absl::InvalidArgumentError("not a type");
     if (!declared.ok() || *declared != actual)
@@ -539,7 +614,7 @@ absl::Status Importer::plan_node(int i) {
                                      " but ", f.of_output ? "output " : "input ", f.index, " is ", dtype_name(actual)));
   }
   outputs_of_[i] = *id;
-  return absl::OkStatus();
+  return read_colocation(i, *id);
 }
 
 absl::Status Importer::plan_composite(int i, const std::vector<Ref>& inputs, const std::vector<int>& control,
@@ -550,34 +625,37 @@ absl::Status Importer::plan_composite(int i, const std::vector<Ref>& inputs, con
   if (inputs.size() != want)
     return absl::InvalidArgumentError(absl::StrCat("expects ", want, " input(s); got ", inputs.size()));
   const Ref& x = inputs[0];
-  const int rank = x.spec.shape.rank();
+  const TensorSpec& x_spec = spec(x);
+  const int rank = x_spec.shape.rank();
   auto op = [](const char* t) -> const OpDef& { return *find_any_op(t); };
-  auto node = [&](std::string name, const OpDef& o, std::vector<Ref> in, AttrMap attrs = {}) -> absl::StatusOr<Ref> {
-    Planned p;
-    p.node->name = std::move(name);
-    p.node->op = &o;
-    p.node->attrs = std::move(attrs);
-    p.node->requested_device = device;
-    TF_ASSIGN_OR_RETURN(int id, add_planned(std::move(p), std::move(in)));
+  // The last node carries the TensorFlow node's name and its control inputs.
+  auto node = [&](std::string name, const OpDef& o, std::vector<Ref> in, AttrMap attrs = {},
+                  absl::Span<const int> ctl = {}, std::string_view packed_name = {}) -> absl::StatusOr<Ref> {
+    auto p = std::make_unique<Node>();
+    p->name = std::move(name);
+    p->op = &o;
+    p->attrs = std::move(attrs);
+    p->requested_device = device;
+    TF_ASSIGN_OR_RETURN(int id, add_planned(std::move(p), in, ctl, packed_name));
     return output_ref(id, 0);
   };
   auto scalar = [&](std::string name, double v) -> absl::StatusOr<Ref> {
     Tensor t;
-    dispatch_dtype(x.spec.dtype, [&]<typename T>() { t = Tensor(static_cast<T>(v)); });
-    Planned p;
-    p.node->name = std::move(name);
-    p.node->op = &kConstOp;
-    p.node->requested_device = device;
-    p.node->value = t;
-    p.node->attrs = AttrMap{{"dtype", t.dtype()}, {"shape", t.shape()}};
-    TF_ASSIGN_OR_RETURN(int id, add_planned(std::move(p), {}));
+    dispatch_dtype(x_spec.dtype, [&]<typename T>() { t = Tensor(static_cast<T>(v)); });
+    auto p = std::make_unique<Node>();
+    p->name = std::move(name);
+    p->op = &kConstOp;
+    p->requested_device = device;
+    p->value = t;
+    p->attrs = AttrMap{{"dtype", t.dtype()}, {"shape", t.shape()}};
+    TF_ASSIGN_OR_RETURN(int id, add_planned(std::move(p), {}, {}));
     return output_ref(id, 0);
   };
   const std::string& n = nd.name();
   Ref out;
   if (type == "Relu") {
     TF_ASSIGN_OR_RETURN(Ref zero, scalar(n + "/zero", 0));
-    TF_ASSIGN_OR_RETURN(out, node(n, op("Maximum"), {x, zero}));
+    TF_ASSIGN_OR_RETURN(out, node(n, op("Maximum"), {x, zero}, {}, control, packed_names_[static_cast<size_t>(i)]));
   } else if (type == "Softmax") {  // exp(x - max) / sum(exp(x - max)) over the last axis
     if (rank < 1) return absl::InvalidArgumentError("Softmax needs an input of rank >= 1");
     const AttrMap last{{"axes", std::vector<int64_t>{rank - 1}}, {"keep_dims", true}};
@@ -585,7 +663,7 @@ absl::Status Importer::plan_composite(int i, const std::vector<Ref>& inputs, con
     TF_ASSIGN_OR_RETURN(Ref d, node(n + "/sub", op("Sub"), {x, m}));
     TF_ASSIGN_OR_RETURN(Ref e, node(n + "/Exp", op("Exp"), {d}));
     TF_ASSIGN_OR_RETURN(Ref s, node(n + "/Sum", op("Sum"), {e}, last));
-    TF_ASSIGN_OR_RETURN(out, node(n, op("Div"), {e, s}));
+    TF_ASSIGN_OR_RETURN(out, node(n, op("Div"), {e, s}, {}, control, packed_names_[static_cast<size_t>(i)]));
   } else {  // Mean: Sum / count; the reduced dimensions must be known
     FormItem axes_item;
     axes_item.kind = FormItem::Kind::kInput;
@@ -596,8 +674,8 @@ absl::Status Importer::plan_composite(int i, const std::vector<Ref>& inputs, con
     int64_t count = 1;
     for (int64_t a : std::get<std::vector<int64_t>>(axes_attr)) {
       TF_ASSIGN_OR_RETURN(int axis, normalize_axis(a, rank));
-      if (x.spec.shape.dim(axis) < 0) return absl::UnimplementedError("Mean over a dimension of unknown size");
-      std::optional<int64_t> product = checked_mul(count, x.spec.shape.dim(axis));  // Note [Checked sizes]
+      if (x_spec.shape.dim(axis) < 0) return absl::UnimplementedError("Mean over a dimension of unknown size");
+      std::optional<int64_t> product = checked_mul(count, x_spec.shape.dim(axis));  // Note [Checked sizes]
       if (!product) return absl::InvalidArgumentError("Mean over dimensions whose element count overflows int64");
       count = *product;
       axes.push_back(axis);
@@ -608,10 +686,9 @@ absl::Status Importer::plan_composite(int i, const std::vector<Ref>& inputs, con
     if (auto it = nd.attr().find("keep_dims"); it != nd.attr().end()) keep = it->second.b();
     TF_ASSIGN_OR_RETURN(Ref s, node(n + "/Sum", op("Sum"), {x}, AttrMap{{"axes", axes}, {"keep_dims", keep}}));
     TF_ASSIGN_OR_RETURN(Ref c, scalar(n + "/count", static_cast<double>(count)));
-    TF_ASSIGN_OR_RETURN(out, node(n, op("Div"), {s, c}));
+    TF_ASSIGN_OR_RETURN(out, node(n, op("Div"), {s, c}, {}, control, packed_names_[static_cast<size_t>(i)]));
   }
-  plan_[out.node].control = control;
-  outputs_of_[i] = out.node;
+  outputs_of_[i] = out.node - base_;
   return absl::OkStatus();
 }
 
@@ -626,72 +703,56 @@ class BindVariableContext final : public GraphBuildingContext {
   GraphVariableInfo info_;
 };
 
-std::vector<ImportedElement> Importer::commit(std::string_view name, std::source_location loc) {
+std::vector<ImportedElement> Importer::commit(std::string_view name) {
   GraphState& state = *graph_.state();
   const std::string prefix = name.empty() ? std::string() : state.unique_name(name);
   // Each VarHandleOp's initializer "<v>/Assign", found by the names as planned.
-  std::vector<int> init_of(plan_.size(), -1);
-  for (size_t a = 0; a < plan_.size(); ++a) {
-    const Planned& p = plan_[a];
-    if (p.node->op != &kAssignVariableOp || p.handle < 0) continue;
-    const std::string& v = plan_[p.handle].node->name;
-    const std::string& n = p.node->name;
-    if (n.size() == v.size() + 7 && n.starts_with(v) && n.ends_with("/Assign")) init_of[p.handle] = static_cast<int>(a);
+  absl::flat_hash_map<int, int> init_of;  // planned VarHandleOp -> planned initializer
+  for (const auto& [use, handle] : variable_uses_) {
+    const std::string& v = planned(handle).name;
+    const std::string& n = planned(use).name;
+    if (planned(use).op == &kAssignVariableOp && n.size() == v.size() + 7 && n.starts_with(v) && n.ends_with("/Assign"))
+      init_of[handle] = use;
   }
-  state.reserve(static_cast<int>(plan_.size()));
-  std::vector<int> ids(plan_.size(), -1);
-  for (size_t k = 0; k < plan_.size(); ++k) {
-    Planned& p = plan_[k];
-    Node& node = *p.node;
-    if (!prefix.empty()) node.name = absl::StrCat(prefix, "/", node.name);
-    node.inputs.reserve(p.inputs.size());
-    for (const Ref& r : p.inputs) node.inputs.push_back(r.node < 0 ? r.outer : TensorRef{ids[r.node], r.index});
-    node.control_inputs.reserve(p.control.size());
-    for (int c : p.control) node.control_inputs.push_back(ids[c]);
-    std::sort(node.control_inputs.begin(), node.control_inputs.end());
-    node.control_inputs.erase(std::unique(node.control_inputs.begin(), node.control_inputs.end()), node.control_inputs.end());
-    node.loc = loc;
-    ids[k] = state.add_node_unique(std::move(p.node));
-  }
-  // "_class": the names the colocated nodes got here (a prefix, a "_1" suffix).
-  for (size_t k = 0; k < plan_.size(); ++k) {
-    if (plan_[k].colocate.empty()) continue;
+  const int first = state.add_nodes_unique(std::move(planned_), planned_names_, prefix, base_);
+  // From here on planned node k is graph node first + k.
+  for (const auto& [k, graph_def_nodes] : colocations_) {
     std::vector<std::string> names;
-    for (int x : plan_[k].colocate) names.push_back(state.node(ids[outputs_of_[x]]).name);
-    state.mutable_node(ids[k]).colocate_with = std::move(names);
+    for (int x : graph_def_nodes) names.push_back(state.node(first + outputs_of_[x]).name);
+    state.mutable_node(first + k).colocate_with = std::move(names);
   }
-  std::vector<std::optional<Variable>> variable_of(plan_.size());
-  for (size_t k = 0; k < plan_.size(); ++k) {
-    const Node& handle = state.node(ids[k]);
-    if (handle.op != &kVarHandleOp) continue;
-    const int init = init_of[k];
+  absl::flat_hash_map<int, Variable> variable_of;  // planned VarHandleOp -> its Variable
+  for (int k : variable_handles_) {
+    const Node& handle = state.node(first + k);
+    const auto init = init_of.find(k);
+    const int init_id = init == init_of.end() ? -1 : first + init->second;
     const DType dtype = handle.attrs.get<DType>("dtype");
     const Shape shape = handle.attrs.get<Shape>("shape");
-    Tensor initial = init >= 0 ? state.tensor(state.node(ids[init]).inputs[0]) : Tensor::from_host(dtype, shape, nullptr);
+    Tensor initial = init_id >= 0 ? state.tensor(state.node(init_id).inputs[0]) : Tensor::from_host(dtype, shape, nullptr);
     const bool trainable = handle.attrs.get_or<bool>("trainable", true);
-    GraphVariableInfo info{graph_.state(), ids[k], init >= 0 ? ids[init] : -1};
-    BindVariableContext ctx(graph_, info);
-    std::optional<Variable>& variable = variable_of[k];
+    BindVariableContext ctx(graph_, GraphVariableInfo{graph_.state(), first + k, init_id});
+    std::optional<Variable> variable;
     {
       ContextGuard guard(&ctx);
-      variable.emplace(initial, handle.name, trainable, loc);
+      variable.emplace(initial, handle.name, trainable, loc_);
     }
-    state.mutable_node(ids[k]).variable = *variable;
+    state.mutable_node(first + k).variable = *variable;
+    variable_of.emplace(k, *variable);
   }
-  for (size_t a = 0; a < plan_.size(); ++a)
-    if (plan_[a].handle >= 0) state.mutable_node(ids[a]).variable = *variable_of[plan_[a].handle];
-  for (size_t k = 0; k < plan_.size(); ++k) {
-    if (!variable_of[k] || init_of[k] < 0) continue;  // Note [Variables in a GraphDef]: nobody initialises it
-    const Variable& variable = *variable_of[k];
-    state.add_variable(variable.id(), {ids[k], ids[init_of[k]]});
+  for (const auto& [use, handle] : variable_uses_) state.mutable_node(first + use).variable = variable_of.at(handle);
+  for (int k : variable_handles_) {
+    const auto init = init_of.find(k);
+    if (init == init_of.end()) continue;  // Note [Variables in a GraphDef]: nobody initialises it
+    const Variable& variable = variable_of.at(k);
+    state.add_variable(variable.id(), {first + k, first + init->second});
     graph_.add_to_collection(GraphKeys::kGlobalVariables, variable);
-    if (state.node(ids[k]).attrs.get_or<bool>("trainable", true))
+    if (state.node(first + k).attrs.get_or<bool>("trainable", true))
       graph_.add_to_collection(GraphKeys::kTrainableVariables, variable);
   }
   std::vector<ImportedElement> out;
   for (const auto& [is_tensor, where] : returns_) {
-    if (is_tensor) out.emplace_back(state.tensor({ids[where.first], where.second}));
-    else out.emplace_back(Operation(graph_.state(), ids[where.first]));
+    if (is_tensor) out.emplace_back(state.tensor({first + where.first, where.second}));
+    else out.emplace_back(Operation(graph_.state(), first + where.first));
   }
   return out;
 }
@@ -702,9 +763,9 @@ std::vector<ImportedElement> import_graph_def(const Graph& graph, const GraphDef
                                               const std::map<std::string, Tensor>& input_map,
                                               const std::vector<std::string>& return_elements, std::string_view name,
                                               std::source_location loc) {
-  Importer importer(graph, graph_def, input_map);
+  Importer importer(graph, graph_def, input_map, loc);
   throw_if_error(importer.plan(return_elements), loc);
-  return importer.commit(name, loc);
+  return importer.commit(name);
 }
 
 std::vector<ImportedElement> import_graph_def(const GraphDef& graph_def, const std::map<std::string, Tensor>& input_map,

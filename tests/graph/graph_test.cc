@@ -234,4 +234,70 @@ TEST(GraphTest, AnImplicitVariableReadTakesTheLineOfTheOpThatUsesIt) {
 }
 
 }  // namespace
+// The import's batch path (GraphState::add_nodes_unique): nodes planned as ids 1, 2, 3 while
+// another node was added meanwhile land at 2, 3, 4 with their references renumbered, take
+// unique names (against the graph's and under a prefix) and can be found by them.
+TEST(GraphTest, AddNodesUniqueRenumbersABatchPlannedBeforeOtherNodes) {
+  Graph g;
+  {
+    auto scope = g.as_default();
+    constant(Tensor(1.f), "a");
+  }
+  GraphState& state = *g.state();
+  const int assumed_first = state.num_nodes();  // 1
+  Graph model;  // a scalar Const's attrs and outputs, to copy
+  Operation scalar = [&] {
+    auto scope = model.as_default();
+    return producer(constant(Tensor(0.f)));
+  }();
+  auto batch = [&] {
+    std::vector<std::unique_ptr<Node>> nodes;
+    for (const char* name : {"b", "a", "c"}) {
+      auto n = std::make_unique<Node>();
+      n->name = name;
+      n->id = assumed_first + static_cast<int>(nodes.size());
+      nodes.push_back(std::move(n));
+    }
+    nodes[0]->op = &kConstOp;  // b
+    nodes[0]->value = Tensor(2.f);
+    nodes[0]->attrs = scalar.node().attrs;
+    nodes[0]->outputs = scalar.node().outputs;
+    nodes[1]->op = &kNoOp;  // a: waits on b
+    nodes[1]->control_inputs = {assumed_first};
+    nodes[2]->op = find_any_op("Identity");  // c = Identity(b)
+    nodes[2]->inputs = {TensorRef{assumed_first, 0}};
+    nodes[2]->outputs = scalar.node().outputs;
+    return nodes;
+  };
+  {
+    auto scope = g.as_default();
+    constant(Tensor(3.f), "x");  // id 1: the batch's planned ids are taken
+  }
+  std::vector<std::unique_ptr<Node>> nodes = batch();
+  std::vector<std::string_view> names{"b", "a", "c"};
+  EXPECT_EQ(state.add_nodes_unique(std::move(nodes), names, "", assumed_first), 2);
+  ASSERT_EQ(state.num_nodes(), 5);
+  EXPECT_EQ(state.node(2).name, "b");
+  EXPECT_EQ(state.node(3).name, "a_1");  // "a" is the first node's
+  EXPECT_EQ(state.node(4).name, "c");
+  EXPECT_EQ(state.node(3).id, 3);
+  EXPECT_THAT(state.node(3).control_inputs, ElementsAre(2));
+  EXPECT_EQ(state.node(4).inputs.at(0), (TensorRef{2, 0}));
+  EXPECT_EQ(g.get_operation_by_name("a_1").id(), 3);
+  Session sess(g);
+  EXPECT_FLOAT_EQ(sess.run(g.get_tensor_by_name("c:0")).item<float>(), 2.f);
+
+  // Under a prefix, planned where they land (no renumbering): "p/b", "p/a", "p/c".
+  const int next = state.num_nodes();
+  nodes = batch();
+  for (auto& n : nodes) {
+    n->id += next - assumed_first;
+    for (TensorRef& in : n->inputs) in.node += next - assumed_first;
+    for (int& c : n->control_inputs) c += next - assumed_first;
+  }
+  EXPECT_EQ(state.add_nodes_unique(std::move(nodes), names, "p", next), next);
+  EXPECT_EQ(state.node(next + 1).name, "p/a");
+  EXPECT_EQ(g.get_operation_by_name("p/c").node().inputs.at(0), (TensorRef{next, 0}));
+}
+
 }  // namespace tapeflow
