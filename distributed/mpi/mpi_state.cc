@@ -48,7 +48,7 @@ MPI_Datatype mpi_datatype(DType dtype) {
 // order with equal signatures cannot be told apart: instance_key is there for that.
 absl::Status check_agreement(std::string_view op, const CollectiveSignature& mine, MPI_Comm comm) {
   constexpr int kFields = 8;
-  static const char* const kNames[kFields] = {"collective (all_reduce, broadcast or barrier)", "dtype",
+  static const char* const kNames[kFields] = {"collective (all_reduce, broadcast, barrier or new_group)", "dtype",
                                               "reduction or root", "group_key", "instance_key",
                                               "rank (number of dims)", "number of elements", "shape"};
   uint64_t dims_hash = 1469598103934665603ull;  // FNV-1a over the dims
