@@ -130,7 +130,9 @@ GraphVariableInfo GraphBuildingContext::create_variable(const Variable& variable
   std::vector<std::string> saved_names;
   std::swap(saved_names, op_names_);
   AttrMap attrs{{"dtype", variable.dtype()}, {"shape", variable.shape()}, {"trainable", variable.trainable()}};
-  const int handle = add_op(kVarHandleOp, {}, attrs, {}, loc, variable.name());
+  AttrMap handle_attrs = attrs;  // the container is the handle's alone (TensorFlow's VarHandleOp attr)
+  handle_attrs.set("container", container_);
+  const int handle = add_op(kVarHandleOp, {}, std::move(handle_attrs), {}, loc, variable.name());
   graph_.state()->mutable_node(handle).variable = variable;
   const std::string saved_stack = name_stack_;
   name_stack_ = graph_.state()->node(handle).name;
@@ -156,7 +158,7 @@ int GraphBuildingContext::capture_variable(const Variable& variable, std::source
   if (it != captured_variables_.end()) return it->second;
   std::vector<std::vector<int>> saved_control;
   std::swap(saved_control, control_scopes_);
-  AttrMap attrs{{"dtype", variable.dtype()}, {"shape", variable.shape()}, {"captured", true}};
+  AttrMap attrs{{"dtype", variable.dtype()}, {"shape", variable.shape()}, {"captured", true}, {"container", std::string()}};
   const int handle = add_op(kVarHandleOp, {}, std::move(attrs), {}, loc, variable.name());
   control_scopes_ = std::move(saved_control);
   graph_.state()->mutable_node(handle).variable = variable;

@@ -48,6 +48,9 @@ class GraphBuildingContext : public ExecutionContext {
   void set_name_stack(std::string stack) { name_stack_ = std::move(stack); }
   std::vector<std::string>& op_names() { return op_names_; }
   std::vector<std::vector<int>>& control_scopes() { return control_scopes_; }
+  // The resource container of variables made now ("": the default; ContainerScope sets it).
+  const std::string& container() const { return container_; }
+  void set_container(std::string name) { container_ = std::move(name); }
 
  protected:
   // A concrete (eager) tensor used by an op: a Const node sharing its buffer. A trace
@@ -65,6 +68,7 @@ class GraphBuildingContext : public ExecutionContext {
   std::string name_stack_;
   std::vector<std::string> op_names_;
   std::vector<std::vector<int>> control_scopes_;
+  std::string container_;
   absl::flat_hash_map<int64_t, int> captured_variables_;  // Variable::id() -> handle node
 };
 

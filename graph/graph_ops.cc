@@ -45,7 +45,7 @@ OpDef kPrintOp{.type = "Print", .api_name = "print", .num_inputs = -1, .infer = 
     .tf_form = "T=in0 message:string="};
 // The variable ops in TensorFlow's resource form: Note [Variables in a GraphDef] (graph/graph_def.h).
 OpDef kVarHandleOp{.type = "VarHandleOp", .api_name = "Variable", .num_inputs = 0, .infer = no_outputs,
-                   .stateful = true, .differentiable = false, .tf_form = "dtype:type shape:shape container= trainable>_trainable:bool=true"};
+                   .stateful = true, .differentiable = false, .tf_form = "dtype:type shape:shape container:string= trainable>_trainable:bool=true"};
 OpDef kReadVariableOp{.type = "ReadVariableOp", .api_name = "read", .num_inputs = 0, .infer = spec_from_attrs,
                       .stateful = true, .differentiable = false, .tf_form = "dtype:type -shape"};
 OpDef kAssignVariableOp{.type = "AssignVariableOp", .api_name = "assign", .num_inputs = 1, .infer = like_input0,

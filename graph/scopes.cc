@@ -67,4 +67,34 @@ ControlDependencies control_dependencies(const std::vector<ControlInput>& inputs
   return ControlDependencies(inputs, loc);
 }
 
+namespace {
+// TensorFlow's container names: [A-Za-z0-9.][A-Za-z0-9_.\-/]*, or "" (the default).
+bool valid_container_name(std::string_view name) {
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); };
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    if (!(alnum(c) || c == '.' || (i > 0 && (c == '_' || c == '-' || c == '/')))) return false;
+  }
+  return true;
+}
+}  // namespace
+
+ContainerScope::ContainerScope(std::string_view name, std::source_location loc) {
+  if (!valid_container_name(name))
+    throw InvalidArgumentError(absl::StrCat("[container] '", std::string(name),
+                                            "' is not a container name: letters, digits and '.' first, then also "
+                                            "'_', '-' and '/'"),
+                               loc);
+  ctx_ = current_graph_context();
+  if (ctx_ == nullptr) return;
+  previous_ = ctx_->container();
+  ctx_->set_container(std::string(name));
+}
+
+ContainerScope::~ContainerScope() {
+  if (ctx_) ctx_->set_container(std::move(previous_));
+}
+
+ContainerScope container(std::string_view name, std::source_location loc) { return ContainerScope(name, loc); }
+
 }  // namespace tapeflow

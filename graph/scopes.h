@@ -4,6 +4,7 @@
 //     auto outer = name_scope("outer");        // ops: "outer/c", scopes: "outer/inner"
 //     auto n = op_name("answer");              // ops made here are named "answer", "answer_1"...
 //     auto deps = control_dependencies({update});  // ops made here run after `update`
+//     auto c = container("exp1");              // variables made here live in container "exp1"
 //   }
 //
 // While no graph is being built (eager execution) they do nothing, as in TensorFlow 2.
@@ -82,5 +83,25 @@ class ControlDependencies {
 // Ops created while alive run only after every op in `inputs` (nested scopes add up).
 [[nodiscard]] ControlDependencies control_dependencies(
     const std::vector<ControlInput>& inputs, std::source_location loc = std::source_location::current());
+
+class ContainerScope {
+ public:
+  ContainerScope(std::string_view name, std::source_location loc);
+  ~ContainerScope();
+  ContainerScope(const ContainerScope&) = delete;
+  ContainerScope& operator=(const ContainerScope&) = delete;
+
+ private:
+  GraphBuildingContext* ctx_ = nullptr;
+  std::string previous_;
+};
+// Variables created while alive live in resource container `name` (TensorFlow's
+// tf.container): their VarHandleOp carries it as the attr "container", and
+// Session::reset(target, {name}) clears only that container's variables on a cluster. "" is the
+// default container; scopes nest, the innermost wins. A name must match
+// [A-Za-z0-9.][A-Za-z0-9_.\-/]* (TensorFlow's rule): InvalidArgumentError otherwise. Eager: no
+// effect, as in TensorFlow 2.
+[[nodiscard]] ContainerScope container(std::string_view name,
+                                       std::source_location loc = std::source_location::current());
 
 }  // namespace tapeflow

@@ -103,8 +103,10 @@ class Session {
   void close();
 
   // Clears the resource containers (variables) of every task of the cluster that `target`
-  // ("grpc://host:port") serves: those named, or all when `containers` is empty. Sessions
-  // open on that cluster see their variables uninitialized afterwards. Needs tapeflow_cluster.
+  // ("grpc://host:port") serves: those named (tapeflow::container in graph/scopes.h; "" is the
+  // default container), or all when `containers` is empty (TensorFlow's containers=None).
+  // Sessions open on that cluster see those variables uninitialized afterwards (re-run their
+  // initializers); the others keep their values. Needs tapeflow_cluster.
   static void reset(const std::string& target, const std::vector<std::string>& containers = {},
                     std::source_location loc = std::source_location::current());
   bool closed() const;

@@ -6,9 +6,13 @@
 #   the targets exported there by export(EXPORT)), with no install step.
 # With --bundle-maker PATH (tests/tools/make_test_bundle), the `serve` program (load_model and a
 # signature run only) serves a bundle that PATH writes, and the installed `tapeflow` tool shows
-# and runs it.
+# and runs it. With --cluster the consumer requires the "cluster" component and runs a graph
+# through Session("grpc://...") on its own local server and on an installed tapeflow_server
+# process; with --mpi MPIRUN it requires the "mpi" component and runs its program alone and under
+# MPIRUN with two ranks ("none": no mpirun).
 #
-#   bash scripts/install_test.sh BUILD_DIR SOURCE_DIR [--bundle-maker PATH] [--build-tree]   # ctest
+#   bash scripts/install_test.sh BUILD_DIR SOURCE_DIR [--bundle-maker PATH] [--build-tree]
+#                                [--cluster] [--mpi MPIRUN]   # ctest
 set -euo pipefail
 
 build=$(cd "${1:?usage: install_test.sh BUILD_DIR SOURCE_DIR [--bundle-maker PATH] [--build-tree]}" && pwd)
@@ -16,15 +20,25 @@ src=$(cd "${2:-$(dirname "${BASH_SOURCE[0]}")/..}" && pwd)
 shift 2 || shift $#
 bundle_maker=""
 build_tree=0
+cluster=0
+mpi=0
+mpirun=""
 while [ $# -gt 0 ]; do
   case $1 in
     --bundle-maker) bundle_maker=$2; shift 2 ;;
     --build-tree) build_tree=1; shift ;;
+    --cluster) cluster=1; shift ;;
+    --mpi) mpi=1; mpirun=$2; [ "$mpirun" = none ] && mpirun=""; shift 2 ;;
     *) echo "install_test.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+server_pid=""
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2> /dev/null && wait "$server_pid" 2> /dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
 
 if [ $build_tree -eq 1 ]; then
   prefix=$build
@@ -39,6 +53,17 @@ else
     [ -f "$prefix/$f" ] || { echo "FAIL: $f is not installed"; exit 1; }
   done
   ls "$prefix"/lib*/libtapeflow.so > /dev/null 2>&1 || { echo "FAIL: libtapeflow.so is not installed"; exit 1; }
+  if [ $cluster -eq 1 ]; then
+    for f in include/tapeflow/distributed/cluster/server.h include/tapeflow/distributed/cluster/cluster_spec.h \
+             bin/tapeflow_server; do
+      [ -f "$prefix/$f" ] || { echo "FAIL: $f is not installed"; exit 1; }
+    done
+    ls "$prefix"/lib*/libtapeflow_cluster.so > /dev/null 2>&1 || { echo "FAIL: libtapeflow_cluster.so is not installed"; exit 1; }
+  fi
+  if [ $mpi -eq 1 ]; then
+    [ -f "$prefix/include/tapeflow/distributed/mpi/collective.h" ] || { echo "FAIL: collective.h is not installed"; exit 1; }
+    ls "$prefix"/lib*/libtapeflow_mpi.so > /dev/null 2>&1 || { echo "FAIL: libtapeflow_mpi.so is not installed"; exit 1; }
+  fi
   ls "$prefix"/lib*/cmake/tapeflow/tapeflowConfig.cmake > /dev/null 2>&1 ||
     { echo "FAIL: tapeflowConfig.cmake is not installed"; exit 1; }
   # The installed tree must not point back into the source or build tree.
@@ -51,8 +76,10 @@ fi
 
 launcher=()
 command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+components=(-DTAPEFLOW_TEST_CLUSTER=$([ $cluster -eq 1 ] && echo ON || echo OFF)
+            -DTAPEFLOW_TEST_MPI=$([ $mpi -eq 1 ] && echo ON || echo OFF))
 cmake -S "$src/tests/install" -B "$tmp/app" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
-  "${launcher[@]}" > "$tmp/configure.log" 2>&1 || { cat "$tmp/configure.log"; exit 1; }
+  "${launcher[@]}" "${components[@]}" > "$tmp/configure.log" 2>&1 || { cat "$tmp/configure.log"; exit 1; }
 cmake --build "$tmp/app" > "$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; exit 1; }
 
 out=$("$tmp/app/app" 2>&1) || { echo "FAIL: the app exited with $?:"; printf '%s\n' "$out"; exit 1; }
@@ -91,6 +118,64 @@ if [ -n "$bundle_maker" ]; then
   fi
   echo "serve and the tapeflow tool: OK"
 fi
+# The optional components: a component tapeflow lacks is a clear error when required, a
+# status line when optional; the core still configures.
+mkdir -p "$tmp/nocomp"
+for how in REQUIRED OPTIONAL; do
+  kw=COMPONENTS; [ $how = OPTIONAL ] && kw=OPTIONAL_COMPONENTS
+  printf 'cmake_minimum_required(VERSION 3.21)\nproject(c LANGUAGES CXX)\nfind_package(tapeflow REQUIRED %s nosuch)\n' \
+    "$kw" > "$tmp/nocomp/CMakeLists.txt"
+  rc=0
+  cout=$(cmake -S "$tmp/nocomp" -B "$tmp/nocomp/build-$how" -DCMAKE_PREFIX_PATH="$prefix" 2>&1) || rc=$?
+  [[ "$cout" == *"tapeflow has no component 'nosuch' (it has: cluster, mpi)"* ]] ||
+    { printf '%s\n' "$cout"; echo "FAIL: no message for the unknown component ($how)"; exit 1; }
+  if [ $how = REQUIRED ] && [ $rc -eq 0 ]; then echo "FAIL: a missing required component configured"; exit 1; fi
+  if [ $how = OPTIONAL ] && [ $rc -ne 0 ]; then printf '%s\n' "$cout"; echo "FAIL: an optional component failed"; exit 1; fi
+done
+echo "components: the unknown one is an error when required, a message when optional: OK"
+
+if [ $cluster -eq 1 ]; then
+  want_cluster=("remote: 55 shape [1,1]" "caught: [")
+  out=$(timeout 60 "$tmp/app/cluster_app" 2>&1) || { printf '%s\n' "$out"; echo "FAIL: cluster_app exited with $?"; exit 1; }
+  printf '%s\n' "$out"
+  for w in "${want_cluster[@]}"; do
+    [[ "$out" == *"$w"* ]] || { echo "FAIL: cluster_app's output lacks '$w'"; exit 1; }
+  done
+  # The packaged server as a process of its own, on a port the OS picks.
+  server=$prefix/bin/tapeflow_server
+  [ $build_tree -eq 1 ] && server=$build/distributed/cluster/tapeflow_server
+  "$server" --cluster "local=127.0.0.1:0" --job local --task 0 --port-file "$tmp/port" 2> "$tmp/server.log" &
+  server_pid=$!
+  for _ in $(seq 300); do [ -f "$tmp/port.ready" ] || ! kill -0 "$server_pid" 2> /dev/null && break; sleep 0.1; done
+  [ -f "$tmp/port.ready" ] || { cat "$tmp/server.log"; echo "FAIL: $server did not start"; exit 1; }
+  out=$(timeout 60 "$tmp/app/cluster_app" "grpc://127.0.0.1:$(cat "$tmp/port")" 2>&1) ||
+    { printf '%s\n' "$out"; echo "FAIL: cluster_app against $server exited with $?"; exit 1; }
+  printf '%s\n' "$out"
+  [[ "$out" == *"remote: 55 shape [1,1]"* ]] || { echo "FAIL: cluster_app against $server"; exit 1; }
+  kill "$server_pid"; wait "$server_pid" 2> /dev/null || true; server_pid=""
+  if [ $build_tree -eq 0 ] && command -v ldd > /dev/null; then
+    lib=$(ldd "$server" | awk '/libtapeflow_cluster/ {print $3}')
+    [[ "$lib" == "$prefix"/* ]] || { echo "FAIL: $server loads $lib, not the installed library"; exit 1; }
+  fi
+  echo "cluster component: OK"
+fi
+if [ $mpi -eq 1 ]; then
+  out=$(timeout 60 "$tmp/app/mpi_app" 2>&1) || { printf '%s\n' "$out"; echo "FAIL: mpi_app exited with $?"; exit 1; }
+  printf '%s\n' "$out"
+  for w in "initialized: 0" "graph ops: CollectiveReduce" "caught: [all_reduce] MPI is not initialised"; do
+    [[ "$out" == *"$w"* ]] || { echo "FAIL: mpi_app's output lacks '$w'"; exit 1; }
+  done
+  if [ -n "$mpirun" ]; then
+    out=$("$mpirun" --allow-run-as-root --oversubscribe -np 2 --timeout 60 "$tmp/app/mpi_app" --run 2>&1) ||
+      { printf '%s\n' "$out"; echo "FAIL: mpi_app under $mpirun exited with $?"; exit 1; }
+    printf '%s\n' "$out"
+    [[ "$out" == *"ranks 2 sum 3"* ]] || { echo "FAIL: mpi_app under $mpirun did not sum 1 + 2"; exit 1; }
+  else
+    echo "mpi_app --run skipped: no mpirun"
+  fi
+  echo "mpi component: OK"
+fi
+
 # The installed REPL (when it was built) finds the installed library and headers by itself.
 if [ $build_tree -eq 0 ] && [ -x "$build/tapeflow-repl" ]; then
   [ -x "$prefix/bin/tapeflow-repl" ] || { echo "FAIL: tapeflow-repl is not installed"; exit 1; }

@@ -1,7 +1,9 @@
 #include "distributed/cluster/worker_service.h"
 
+#include <algorithm>
 #include <charconv>
 #include <future>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
@@ -32,7 +34,11 @@ absl::Status with_context(const absl::Status& s, std::string_view context) {
 struct Worker::GraphEntry {
   Graph graph;
   std::unique_ptr<Session> session;
-  std::vector<std::pair<std::string, Variable>> variables;  // VarHandleOp name -> its variable
+  struct BoundVariable {
+    std::string container, name;  // the VarHandleOp's container attr and name
+    Variable variable;
+  };
+  std::vector<BoundVariable> variables;
   int64_t epoch = 0;  // the container's reset_epoch_ the session's variable values belong to
 };
 
@@ -65,7 +71,7 @@ absl::Status Worker::register_graph(const RegisterGraphRequest& request, Registe
   }
   for (const Node* node : entry->graph.state()->snapshot())
     if (node->variable && std::string_view(node->op->type) == "VarHandleOp")
-      entry->variables.emplace_back(node->name, *node->variable);
+      entry->variables.push_back({node->attrs.get_or<std::string>("container", ""), node->name, *node->variable});
   std::lock_guard<std::mutex> lock(mu_);
   const std::string handle = absl::StrCat("g", next_handle_++);
   graphs_[handle] = std::move(entry);
@@ -160,10 +166,10 @@ absl::Status Worker::run_graph_impl(const RunGraphRequest& request, RunGraphResp
   for (const std::string& name : request.fetch()) {
     if (name.rfind("var:", 0) == 0) {
       const std::string var = name.substr(4);
-      auto it = std::find_if(entry->variables.begin(), entry->variables.end(), [&](const auto& p) { return p.first == var; });
+      auto it = std::find_if(entry->variables.begin(), entry->variables.end(), [&](const auto& b) { return b.name == var; });
       if (it == entry->variables.end())
         return absl::NotFoundError(absl::StrCat("no variable '", var, "' in the graph registered with ", name_));
-      fetches.emplace_back(it->second);
+      fetches.emplace_back(it->variable);
       continue;
     }
     TF_ASSIGN_OR_RETURN(Tensor t, tensor_named(graph, name, name_));
@@ -194,13 +200,13 @@ absl::Status Worker::run_graph_impl(const RunGraphRequest& request, RunGraphResp
         entry->epoch = reset_epoch_;
       }
       std::vector<std::pair<Variable, Tensor>> in;
-      for (const auto& [name, v] : entry->variables)
-        if (auto it = container_.find(name); it != container_.end()) in.emplace_back(v, it->second);
+      for (const auto& b : entry->variables)
+        if (auto it = container_.find({b.container, b.name}); it != container_.end()) in.emplace_back(b.variable, it->second);
       entry->session->set_variable_values(in);
       outputs = entry->session->run(fetches, feeds, targets, &options, &metadata);
-      for (const auto& [name, v] : entry->variables) {
+      for (const auto& b : entry->variables) {
         try {
-          container_[name] = entry->session->variable_values({v})[0];
+          container_[{b.container, b.name}] = entry->session->variable_values({b.variable})[0];
         } catch (const FailedPreconditionError&) {  // not initialized (yet)
         }
       }
@@ -251,11 +257,15 @@ absl::Status Worker::cleanup_step(const CleanupStepRequest& request) {
 }
 
 absl::Status Worker::reset(const ResetRequest& request) {
-  bool all = request.container_size() == 0;
-  for (const std::string& c : request.container()) all = all || c.empty();
-  if (!all) return absl::OkStatus();  // only the default container "" exists
   std::lock_guard<std::mutex> lock(container_mu_);
-  container_.clear();
+  if (request.container_size() == 0) {
+    container_.clear();
+  } else {
+    const std::set<std::string> named(request.container().begin(), request.container().end());
+    std::erase_if(container_, [&](const auto& entry) { return named.contains(entry.first.first); });
+  }
+  // Every graph's Session starts afresh on its next run (Note [Resource container]): its copies
+  // of the cleared variables must go too.
   ++reset_epoch_;
   return absl::OkStatus();
 }
@@ -273,6 +283,12 @@ int Worker::num_steps() const {
 int Worker::num_container_variables() const {
   std::lock_guard<std::mutex> lock(container_mu_);
   return static_cast<int>(container_.size());
+}
+
+int Worker::num_container_variables(const std::string& container) const {
+  std::lock_guard<std::mutex> lock(container_mu_);
+  return static_cast<int>(std::count_if(container_.begin(), container_.end(),
+                                        [&](const auto& entry) { return entry.first.first == container; }));
 }
 
 }  // namespace tapeflow::cluster

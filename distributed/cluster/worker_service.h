@@ -11,13 +11,16 @@
 //   step table with RecvTensor), fetches (returned) and kept tensors (left in this task's step
 //   table under (step_id, "node:index") for later rounds and other tasks). CleanupStep drops a
 //   step's table; a table left behind (its master died) is dropped after kStepTtl.
-// - Note [Resource container]: variables live in the worker, not in a graph: one container per
-//   process (TensorFlow's default container ""), keyed by the VarHandleOp's shared name. Each
-//   run copies the values of its graph's variables in and the new values out under the
-//   container's lock, so graphs registered by different clients (between-graph replication)
-//   share the ps's variables, each run's updates are atomic, and the values outlive a client's
-//   Session. Reset clears the container. Runs of graphs with variables are serialised per
-//   task; that is the price of this simple scheme (the ps does little work per run).
+// - Note [Resource container]: variables live in the worker, not in a graph, keyed by their
+//   VarHandleOp's container attr (TensorFlow's; "" is the default container, tf.container /
+//   tapeflow::container set another) and shared name. Each run copies the values of its
+//   graph's variables in and the new values out under the containers' lock, so graphs
+//   registered by different clients (between-graph replication) share the ps's variables, each
+//   run's updates are atomic, and the values outlive a client's Session. Reset clears the
+//   containers it names (all when it names none, as TensorFlow's Session.reset(containers=None));
+//   a graph's next run then starts from a fresh Session that gets back only the values still
+//   held. Runs of graphs with variables are serialised per task; that is the price of this
+//   simple scheme (the ps does little work per run).
 // - Bad requests (unknown handles, names, malformed tensors, a GraphDef that does not import)
 //   are answered with a status, never a crash; sizes are checked before allocation.
 #pragma once
@@ -61,7 +64,9 @@ class Worker {
 
   int num_graphs() const;
   int num_steps() const;
+  // Variables held, in every container or in `container`.
   int num_container_variables() const;
+  int num_container_variables(const std::string& container) const;
 
   static constexpr std::chrono::minutes kStepTtl{10};
 
@@ -79,7 +84,7 @@ class Worker {
   };
   std::map<int64_t, StepTable> steps_;
   mutable std::mutex container_mu_;  // held for a whole run of a graph with variables
-  std::map<std::string, Tensor> container_;  // shared name -> value
+  std::map<std::pair<std::string, std::string>, Tensor> container_;  // (container, shared name) -> value
   int64_t reset_epoch_ = 0;  // guarded by container_mu_: bumped by reset
 };
 

@@ -41,8 +41,10 @@ namespace tapeflow {
 // (floating dtypes only); kMin and kMax have no gradient.
 enum class ReduceOp { kSum, kMean, kMin, kMax };
 
-// A set of ranks that reduce together. Only the world (every process mpirun started) is
-// supported for now; group_key is recorded on the op as TensorFlow's attribute of that name.
+// A set of ranks that reduce together: the world (every process mpirun started), or a group
+// made by mpi::new_group (torch.distributed.new_group). `key` is recorded on the op as
+// TensorFlow's attribute group_key; 0 is the world, groups get 1, 2, ... in the order they are
+// made (the same on every rank).
 struct Group {
   int64_t key = 0;
   static Group world() { return Group{}; }
@@ -50,9 +52,12 @@ struct Group {
 
 // The reduction of x over every rank of `group`; each rank gets the same result, of x's dtype
 // and shape. Dtypes: float32, float64, int32, int64, uint8 (others: InvalidArgumentError).
+// Only the group's members may call it: each gets the reduction over the members (the mean
+// divides by the group's size); the other ranks do not take part.
 // Errors, each naming all_reduce and the caller's line: FailedPreconditionError when MPI is not
 // initialised (no mpi::Context alive) when the op runs; InvalidArgumentError when the ranks
-// disagree on dtype, shape, op or instance (no rank hangs). In a graph the op is stateful: never
+// disagree on dtype, shape, op or instance (no rank hangs), for a group key no group has (when
+// the op is made), and when this rank is not a member of the group (when it runs). In a graph the op is stateful: never
 // constant-folded or merged with an identical call; it runs after the graph's previous one. instance_key tells apart collectives a
 // graph may run in either order (TensorFlow's attribute of that name); ranks must agree on it.
 Tensor all_reduce(const Tensor& x, ReduceOp op = ReduceOp::kSum, Group group = Group::world(),
@@ -82,11 +87,30 @@ int size(std::source_location loc = std::source_location::current());
 // Waits until every rank calls barrier.
 void barrier(std::source_location loc = std::source_location::current());
 
-// Rank `root`'s value of x, on every rank (x is read on every rank: same dtype and shape
-// required, InvalidArgumentError otherwise). Eager only (a symbolic x: InvalidArgumentError).
-Tensor broadcast(const Tensor& x, int root = 0, std::source_location loc = std::source_location::current());
-// Assigns rank `root`'s value to each variable on every rank, so processes start identical.
-void broadcast_variables(const std::vector<Variable>& variables, int root = 0,
+// Makes a group of the given world ranks (any order; kept ascending), as
+// torch.distributed.new_group: a collective of the whole world, so every rank calls it, member
+// or not, with the same ranks, in the same order as its other collectives. Members then pass it
+// to all_reduce and broadcast; others must not. Errors on every rank, nothing made:
+// InvalidArgumentError for no ranks, a rank outside the world or a repeated rank, or when the
+// ranks pass different lists; FailedPreconditionError without MPI. The group lives until MPI is
+// finalised.
+//
+//   Group pair = mpi::new_group({0, 1});                  // on every rank
+//   if (mpi::is_member(pair)) y = all_reduce(x, ReduceOp::kSum, pair);
+Group new_group(const std::vector<int>& ranks, std::source_location loc = std::source_location::current());
+// The world ranks of `group`, ascending, and whether this rank is one of them.
+// InvalidArgumentError for a key no group has; FailedPreconditionError without MPI.
+std::vector<int> group_ranks(Group group, std::source_location loc = std::source_location::current());
+bool is_member(Group group, std::source_location loc = std::source_location::current());
+
+// Rank `root`'s value of x, on every rank of `group` (x is read on each: same dtype and shape
+// required, InvalidArgumentError otherwise). `root` is a world rank, a member of the group.
+// Eager only (a symbolic x: InvalidArgumentError). A non-member calling it: InvalidArgumentError.
+Tensor broadcast(const Tensor& x, int root = 0, Group group = Group::world(),
+                 std::source_location loc = std::source_location::current());
+// Assigns rank `root`'s value to each variable on every rank of `group`, so processes start
+// identical.
+void broadcast_variables(const std::vector<Variable>& variables, int root = 0, Group group = Group::world(),
                          std::source_location loc = std::source_location::current());
 
 // Registers the CollectiveReduce op, its CPU kernels and its gradient with tapeflow's

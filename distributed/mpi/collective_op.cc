@@ -4,8 +4,8 @@
 // The op takes TensorFlow's name and attributes (CollectiveReduce: T, merge_op "Add" | "Min" |
 // "Max", final_op "Id" | "Div", group_key, instance_key) rather than Horovod's HorovodAllreduce:
 // TensorFlow's op is part of the framework tapeflow follows, so a GraphDef holding it reads as
-// TensorFlow's own (TF also requires group_size and subdiv_offsets, which we do not write: MPI's
-// world fixes the group), while Horovod's is a plugin op whose attributes are its own. The
+// TensorFlow's own (TF also requires group_size and subdiv_offsets, which we do not write: the
+// group's communicator fixes them, Note [Groups] in mpi_state.h), while Horovod's is a plugin op whose attributes are its own. The
 // definition lives here, above the op registry's layer: libtapeflow knows nothing of MPI, and
 // libtapeflow_mpi adds the op, its kernels and its gradient to the process-wide registries when
 // it loads (a static registrar, register_collective_ops; Context and all_reduce call it too, so
@@ -64,8 +64,8 @@ absl::StatusOr<OutputSpecs> collective_reduce_shape(const InferenceContext& ctx)
   if (final_op == "Div" && !is_floating(dt))
     return absl::InvalidArgumentError(
         absl::StrCat("[", ctx.op, "] the mean needs a floating dtype; got ", dtype_name(dt)));
-  if (ctx.attrs.get_or<int64_t>("group_key", 0) != 0)
-    return absl::UnimplementedError(absl::StrCat("[", ctx.op, "] only the world group (group_key 0) is supported"));
+  if (absl::Status s = mpi::internal::check_group_known(ctx.op, ctx.attrs.get_or<int64_t>("group_key", 0)); !s.ok())
+    return s;
   return single_output(dt, ctx.inputs[0].shape);
 }
 
@@ -95,18 +95,21 @@ absl::Status collective_reduce_kernel(KernelContext& ctx) {
   int size = 1;
   {
     std::lock_guard<std::mutex> lock(mpi_mutex());
+    // Note [Groups] (mpi_state.h): a non-member fails here, before any MPI call.
+    absl::StatusOr<MPI_Comm> comm = mpi::internal::group_comm(ctx.op, ctx.attrs.get_or<int64_t>("group_key", 0));
+    if (!comm.ok()) return comm.status();
     const CollectiveSignature mine{.kind = CollectiveKind::kAllReduce, .dtype = in.dtype, .shape = in.shape,
                                    .op_or_root = merge_i * 2 + (div ? 1 : 0),
                                    .group_key = ctx.attrs.get_or<int64_t>("group_key", 0),
                                    .instance_key = ctx.attrs.get_or<int64_t>("instance_key", 0)};
-    if (absl::Status s = check_agreement(ctx.op, mine); !s.ok()) return s;
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (absl::Status s = check_agreement(ctx.op, mine, *comm); !s.ok()) return s;
+    MPI_Comm_size(*comm, &size);
     const int64_t n = in.num_elements();
     const size_t elem = dtype_size(in.dtype);
     for (int64_t done = 0; done < n;) {  // MPI counts are int: chunks of 2^30 elements
       const int chunk = static_cast<int>(std::min<int64_t>(n - done, int64_t{1} << 30));
       const int rc = MPI_Allreduce(static_cast<const char*>(in.raw()) + done * elem,
-                                   static_cast<char*>(out.raw()) + done * elem, chunk, type, op, MPI_COMM_WORLD);
+                                   static_cast<char*>(out.raw()) + done * elem, chunk, type, op, *comm);
       if (rc != MPI_SUCCESS) return absl::InternalError(absl::StrCat("MPI_Allreduce failed (", rc, ")"));
       done += chunk;
     }

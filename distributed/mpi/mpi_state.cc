@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace tapeflow::mpi::internal {
 
@@ -45,9 +46,9 @@ MPI_Datatype mpi_datatype(DType dtype) {
 // small-message latency per collective (a few microseconds on loopback; bench/mpi_bench.cc
 // measures it within all_reduce's time). Collectives that agree but are issued in a different
 // order with equal signatures cannot be told apart: instance_key is there for that.
-absl::Status check_agreement(std::string_view op, const CollectiveSignature& mine) {
+absl::Status check_agreement(std::string_view op, const CollectiveSignature& mine, MPI_Comm comm) {
   constexpr int kFields = 8;
-  static const char* const kNames[kFields] = {"collective (all_reduce, broadcast or barrier)", "dtype",
+  static const char* const kNames[kFields] = {"collective (all_reduce, broadcast, barrier or new_group)", "dtype",
                                               "reduction or root", "group_key", "instance_key",
                                               "rank (number of dims)", "number of elements", "shape"};
   uint64_t dims_hash = 1469598103934665603ull;  // FNV-1a over the dims
@@ -62,7 +63,7 @@ absl::Status check_agreement(std::string_view op, const CollectiveSignature& min
     send[i] = v;
     send[kFields + i] = -v;
   }
-  const int rc = MPI_Allreduce(send, recv, 2 * kFields, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  const int rc = MPI_Allreduce(send, recv, 2 * kFields, MPI_INT64_T, MPI_MAX, comm);
   const std::string name(op);
   if (rc != MPI_SUCCESS) return absl::InternalError(absl::StrCat("[", name, "] MPI_Allreduce failed (", rc, ")"));
   for (int i = 0; i < kFields; ++i) {
@@ -73,6 +74,54 @@ absl::Status check_agreement(std::string_view op, const CollectiveSignature& min
         "with the same dtypes, shapes and attributes)"));
   }
   return absl::OkStatus();
+}
+
+std::map<int64_t, GroupState>& groups() {
+  static auto* g = new std::map<int64_t, GroupState>();  // never destroyed (collectives at exit)
+  return *g;
+}
+
+int64_t& next_group_key() {
+  static int64_t key = 1;
+  return key;
+}
+
+namespace {
+std::string ranks_text(const std::vector<int>& ranks) {
+  return absl::StrCat("{", absl::StrJoin(ranks, ", "), "}");
+}
+}  // namespace
+
+absl::Status check_group_known(std::string_view op, int64_t key) {
+  if (key == 0) return absl::OkStatus();
+  std::lock_guard<std::mutex> lock(mpi_mutex());
+  if (groups().count(key)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "[", absl::string_view(op.data(), op.size()), "] group_key ", key,
+      " names no group of this process (make groups with mpi::new_group; they end with MPI)"));
+}
+
+absl::StatusOr<MPI_Comm> group_comm(std::string_view op, int64_t key) {
+  if (key == 0) return MPI_COMM_WORLD;
+  const std::string name(op);
+  auto it = groups().find(key);
+  if (it == groups().end())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "[", name, "] group_key ", key, " names no group of this process (make groups with mpi::new_group; they end with MPI)"));
+  if (it->second.comm == MPI_COMM_NULL) {
+    int me = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    return absl::InvalidArgumentError(absl::StrCat("[", name, "] rank ", me, " is not a member of group ", key,
+                                                   " (world ranks ", ranks_text(it->second.ranks),
+                                                   "): only its members may call its collectives"));
+  }
+  return it->second.comm;
+}
+
+void free_groups() {
+  for (auto& [key, group] : groups())
+    if (group.comm != MPI_COMM_NULL) MPI_Comm_free(&group.comm);
+  groups().clear();
 }
 
 }  // namespace tapeflow::mpi::internal

@@ -1,6 +1,6 @@
 // Two tasks (a ps and a worker, in this process): the graph is partitioned by task, tensors
 // cross between the tasks, variables placed on the ps live there and outlive a Session, and
-// Session::reset clears them.
+// Session::reset clears them, all or by container.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -114,6 +114,58 @@ TEST(TwoTaskTest, RunsAcrossTasksAndVariablesOutliveTheSession) {
   EXPECT_THAT(error_of<FailedPreconditionError>([&] { again.run(*m.b); }), HasSubstr("uninitialized"));
   again.run(std::vector<Fetch>{}, {}, {m.init});
   EXPECT_THAT(again.run(*m.b).to_vector<float>(), ElementsAre(-10.f, 0.f));
+}
+
+// Note [Resource container]: variables in two containers (and the default one) on the ps;
+// Session::reset(target, {name}) clears only the named ones, {} clears all (TensorFlow's
+// containers=None).
+TEST(TwoTaskTest, ResetClearsOnlyTheNamedContainers) {
+  PsAndWorker cluster;
+  Graph g;
+  std::optional<Variable> a, b, d;
+  Tensor bump_a, bump_b;
+  Operation init;
+  {
+    auto scope = g.as_default();
+    auto on_ps = device("/job:ps/task:0");
+    {
+      auto c = container("exp1");
+      a.emplace(Tensor({1.f, 2.f}), "a");
+    }
+    {
+      auto c = container("exp2");
+      b.emplace(Tensor({3.f}), "b");
+    }
+    d.emplace(Tensor(5.f), "d");  // the default container ""
+    bump_a = a->assign_add(Tensor({10.f, 10.f}));
+    bump_b = b->assign_add(Tensor({10.f}));
+    init = global_variables_initializer();
+  }
+  Session sess(cluster.worker.target(), g);
+  sess.run(std::vector<Fetch>{}, {}, {init});
+  sess.run({bump_a, bump_b});
+  const std::string target = cluster.worker.target();
+  Session::reset(target, {"exp1"});
+  // a needs initialising again, as TensorFlow's uninitialised variable; b and d keep theirs.
+  EXPECT_THAT(error_of<FailedPreconditionError>([&] { sess.run(*a); }), HasSubstr("uninitialized"));
+  EXPECT_THAT(sess.run(*b).to_vector<float>(), ElementsAre(13.f));
+  EXPECT_EQ(sess.run(*d).item<float>(), 5.f);
+  // Re-initialising a alone (its initializer "a/Assign") leaves b as it is.
+  sess.run(std::vector<Fetch>{}, {}, {g.get_operation_by_name("a/Assign")});
+  EXPECT_THAT(sess.run(*a).to_vector<float>(), ElementsAre(1.f, 2.f));
+  EXPECT_THAT(sess.run(*b).to_vector<float>(), ElementsAre(13.f));
+  // A container nobody uses: nothing to clear. A new client Session sees the same values.
+  Session::reset(target, {"nope"});
+  Session other(cluster.ps.target(), g);
+  EXPECT_THAT(other.run(*b).to_vector<float>(), ElementsAre(13.f));
+  // {""}: the default container only.
+  Session::reset(target, {""});
+  EXPECT_THAT(error_of<FailedPreconditionError>([&] { other.run(*d); }), HasSubstr("uninitialized"));
+  EXPECT_THAT(other.run(*a).to_vector<float>(), ElementsAre(1.f, 2.f));
+  // {}: every container.
+  Session::reset(target);
+  EXPECT_THAT(error_of<FailedPreconditionError>([&] { other.run(*a); }), HasSubstr("uninitialized"));
+  EXPECT_THAT(error_of<FailedPreconditionError>([&] { other.run(*b); }), HasSubstr("uninitialized"));
 }
 
 TEST(TwoTaskTest, MovesLargeTensorsBetweenTasksInChunks) {

@@ -77,6 +77,47 @@ TEST(WorkerServiceTest, RunsARegisteredGraphAndKeepsTensorsForTheStep) {
   EXPECT_THAT(message(r.worker.step_tensor(7, "x:0").status()), HasSubstr("holds no tensor 'x:0' for step 7"));
 }
 
+TEST(WorkerServiceTest, VariablesAreKeptPerContainerAndResetByContainer) {
+  Graph g;
+  {
+    auto scope = g.as_default();
+    Variable a(Tensor(1.f), "v");
+    auto c = container("exp1");
+    Variable b(Tensor(2.f), "w");
+  }
+  Worker worker("/job:ps/replica:0/task:0");
+  RegisterGraphRequest request;
+  *request.mutable_graph_def() = to_graph_def(g);
+  RegisterGraphResponse registered;
+  ASSERT_TRUE(worker.register_graph(request, &registered).ok());
+  RunGraphRequest init;
+  init.set_graph_handle(registered.graph_handle());
+  init.add_target("v/Assign");
+  init.add_target("w/Assign");
+  RunGraphResponse response;
+  ASSERT_TRUE(worker.run_graph(init, &response, no_pull, "").ok());
+  EXPECT_EQ(worker.num_container_variables(""), 1);
+  EXPECT_EQ(worker.num_container_variables("exp1"), 1);
+  ResetRequest reset;
+  reset.add_container("exp1");
+  ASSERT_TRUE(worker.reset(reset).ok());
+  EXPECT_EQ(worker.num_container_variables("exp1"), 0);
+  EXPECT_EQ(worker.num_container_variables(""), 1);
+  // w reads as uninitialised now; v still has its value.
+  RunGraphRequest read;
+  read.set_graph_handle(registered.graph_handle());
+  read.add_fetch("var:w");
+  RunGraphResponse read_response;
+  const absl::Status s = worker.run_graph(read, &read_response, no_pull, "");
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  read.set_fetch(0, "var:v");
+  RunGraphResponse v_response;
+  ASSERT_TRUE(worker.run_graph(read, &v_response, no_pull, "").ok());
+  EXPECT_EQ(tensor_from_wire(v_response.recv(0).tensor())->item<float>(), 1.f);
+  ASSERT_TRUE(worker.reset(ResetRequest()).ok());  // no names: every container
+  EXPECT_EQ(worker.num_container_variables(), 0);
+}
+
 TEST(WorkerServiceTest, RejectsBadRequestsWithAStatus) {
   Registered r;
   RunGraphResponse response;

@@ -149,8 +149,45 @@ TEST_F(MpiTest, CollectivesCalledInADifferentOrderAreAnErrorNotAMixUp) {
   EXPECT_EQ(all_reduce(Tensor(1.f)).item<float>(), 2.f);
 }
 
-TEST_F(MpiTest, OnlyTheWorldGroupIsSupported) {
-  EXPECT_THROW(all_reduce(Tensor(1.f), ReduceOp::kSum, Group{.key = 3}), UnimplementedError);
+TEST_F(MpiTest, AGroupKeyNoGroupHasIsATypedErrorWhenTheOpIsMade) {
+  try {
+    all_reduce(Tensor(1.f), ReduceOp::kSum, Group{.key = 999});
+    FAIL() << "no error";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_THAT(e.what(), AllOf(HasSubstr("[all_reduce] group_key 999 names no group of this process"),
+                                HasSubstr("collective_test.cc:")));
+  }
+  EXPECT_THROW(mpi::group_ranks(Group{.key = 999}), InvalidArgumentError);
+}
+
+// The group tests proper need more ranks (group_test.cc, four); these need two.
+TEST_F(MpiTest, NewGroupChecksItsRanksOnEveryRank) {
+  const std::pair<std::vector<int>, std::string> bad[] = {
+      {{}, "[mpi::new_group] a group needs at least one rank"},
+      {{0, 2}, "[mpi::new_group] rank 2 is not a rank of this world (size 2)"},
+      {{-1, 0}, "[mpi::new_group] rank -1 is not a rank of this world"},
+      {{1, 0, 1}, "[mpi::new_group] rank 1 is listed twice"}};
+  for (const auto& [ranks, message] : bad) {
+    try {
+      mpi::new_group(ranks);
+      ADD_FAILURE() << "no error for " << ranks.size() << " ranks";
+    } catch (const InvalidArgumentError& e) {
+      EXPECT_THAT(e.what(), AllOf(HasSubstr(message), HasSubstr("collective_test.cc:")));
+    }
+  }
+  // Ranks passing different lists: an error on both, not a hang or two different groups.
+  try {
+    mpi::new_group(r == 0 ? std::vector<int>{0} : std::vector<int>{1});
+    FAIL() << "no error";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("[mpi::new_group] the ranks disagree"));
+  }
+  // Nothing half made: the next group works, and a one-rank group reduces alone.
+  Group both = mpi::new_group({0, 1});
+  EXPECT_EQ(all_reduce(Tensor(float(r + 1)), ReduceOp::kSum, both).item<float>(), 3.f);
+  Group me0 = mpi::new_group({0});
+  if (r == 0) EXPECT_EQ(all_reduce(Tensor(5.f), ReduceOp::kMean, me0).item<float>(), 5.f);
+  else EXPECT_THROW(all_reduce(Tensor(5.f), ReduceOp::kMean, me0), InvalidArgumentError);
 }
 
 TEST_F(MpiTest, ASecondContextNestsAndLeavesMpiRunning) {
