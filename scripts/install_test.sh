@@ -132,7 +132,23 @@ for how in REQUIRED OPTIONAL; do
   if [ $how = REQUIRED ] && [ $rc -eq 0 ]; then echo "FAIL: a missing required component configured"; exit 1; fi
   if [ $how = OPTIONAL ] && [ $rc -ne 0 ]; then printf '%s\n' "$cout"; echo "FAIL: an optional component failed"; exit 1; fi
 done
-echo "components: the unknown one is an error when required, a message when optional: OK"
+# A package built without a component (its targets file absent, as where gRPC is missing).
+if [ $build_tree -eq 0 ] && [ $cluster -eq 1 ]; then
+  cp -a "$prefix" "$tmp/nocluster"
+  rm "$tmp/nocluster"/lib*/cmake/tapeflow/tapeflowClusterTargets*.cmake
+  for how in REQUIRED OPTIONAL; do
+    kw=COMPONENTS; [ $how = OPTIONAL ] && kw=OPTIONAL_COMPONENTS
+    printf 'cmake_minimum_required(VERSION 3.21)\nproject(c LANGUAGES CXX)\nfind_package(tapeflow REQUIRED %s cluster)\nif(NOT TARGET tapeflow::tapeflow OR TARGET tapeflow::tapeflow_cluster)\n  message(FATAL_ERROR "wrong targets")\nendif()\n' \
+      "$kw" > "$tmp/nocomp/CMakeLists.txt"
+    rc=0
+    cout=$(cmake -S "$tmp/nocomp" -B "$tmp/nocomp/nocluster-$how" -DCMAKE_PREFIX_PATH="$tmp/nocluster" 2>&1) || rc=$?
+    [[ "$cout" == *"tapeflow was built without its 'cluster' component"* ]] ||
+      { printf '%s\n' "$cout"; echo "FAIL: no message for the component not built ($how)"; exit 1; }
+    if [ $how = REQUIRED ] && [ $rc -eq 0 ]; then echo "FAIL: a required component not built configured"; exit 1; fi
+    if [ $how = OPTIONAL ] && [ $rc -ne 0 ]; then printf '%s\n' "$cout"; echo "FAIL: the core without cluster failed"; exit 1; fi
+  done
+fi
+echo "components: an unknown or unbuilt one is an error when required, a message when optional: OK"
 
 if [ $cluster -eq 1 ]; then
   want_cluster=("remote: 55 shape [1,1]" "caught: [")
