@@ -26,6 +26,9 @@
 #include <string>
 #include <vector>
 
+#include "distributed/mpi/collective.h"
+#include "rank0_reports.h"
+
 namespace {
 
 constexpr int64_t kCnnParameters = 3275658;  // tutorial 04's CNN: 13.1 MB of float gradients
@@ -103,21 +106,10 @@ void BM_GlooAllreduceBesideMpiAllreduce(benchmark::State& state) {
 BENCHMARK(BM_GlooAllreduceBesideMpiAllreduce)->Arg(kCnnParameters)->Arg(65536)->Arg(8)->Iterations(60)
     ->UseRealTime()->Unit(benchmark::kMillisecond);
 
-class NullReporter : public benchmark::BenchmarkReporter {
- public:
-  bool ReportContext(const Context&) override { return true; }
-  void ReportRuns(const std::vector<Run>&) override {}
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  benchmark::Initialize(&argc, argv);
-  NullReporter quiet;
-  if (world_rank() == 0) benchmark::RunSpecifiedBenchmarks();
-  else benchmark::RunSpecifiedBenchmarks(&quiet);
-  benchmark::Shutdown();
-  MPI_Finalize();
+  tapeflow::mpi::Context mpi(&argc, &argv);
+  tapeflow_bench::run_benchmarks_reporting_on_rank0(&argc, argv, world_rank());
   return 0;
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "distributed/mpi/collective.h"
+#include "rank0_reports.h"
 #include "tapeflow.h"
 
 using namespace tapeflow;
@@ -100,20 +101,10 @@ BENCHMARK(BM_AllReduceCnnGradients)->Iterations(kIterations)->UseRealTime()->Uni
 // The baseline again at the end, so a change of machine load during the run shows.
 BENCHMARK(BM_MpiAllreduce)->Name("BM_MpiAllreduce_again")->Arg(kCnnParameters)->Iterations(kIterations)->UseRealTime()->Unit(benchmark::kMillisecond);
 
-class NullReporter : public benchmark::BenchmarkReporter {
- public:
-  bool ReportContext(const Context&) override { return true; }
-  void ReportRuns(const std::vector<Run>&) override {}
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
   mpi::Context mpi(&argc, &argv);
-  benchmark::Initialize(&argc, argv);
-  NullReporter quiet;
-  if (mpi::rank() == 0) benchmark::RunSpecifiedBenchmarks();
-  else benchmark::RunSpecifiedBenchmarks(&quiet);
-  benchmark::Shutdown();
+  tapeflow_bench::run_benchmarks_reporting_on_rank0(&argc, argv, mpi::rank());
   return 0;
 }

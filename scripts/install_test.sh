@@ -121,32 +121,32 @@ fi
 # The optional components: a component tapeflow lacks is a clear error when required, a
 # status line when optional; the core still configures.
 mkdir -p "$tmp/nocomp"
-for how in REQUIRED OPTIONAL; do
-  kw=COMPONENTS; [ $how = OPTIONAL ] && kw=OPTIONAL_COMPONENTS
-  printf 'cmake_minimum_required(VERSION 3.21)\nproject(c LANGUAGES CXX)\nfind_package(tapeflow REQUIRED %s nosuch)\n' \
-    "$kw" > "$tmp/nocomp/CMakeLists.txt"
-  rc=0
-  cout=$(cmake -S "$tmp/nocomp" -B "$tmp/nocomp/build-$how" -DCMAKE_PREFIX_PATH="$prefix" 2>&1) || rc=$?
-  [[ "$cout" == *"tapeflow has no component 'nosuch' (it has: cluster, mpi)"* ]] ||
-    { printf '%s\n' "$cout"; echo "FAIL: no message for the unknown component ($how)"; exit 1; }
-  if [ $how = REQUIRED ] && [ $rc -eq 0 ]; then echo "FAIL: a missing required component configured"; exit 1; fi
-  if [ $how = OPTIONAL ] && [ $rc -ne 0 ]; then printf '%s\n' "$cout"; echo "FAIL: an optional component failed"; exit 1; fi
-done
+# find_package(tapeflow REQUIRED COMPONENTS|OPTIONAL_COMPONENTS <component>) against the package
+# at $1 must print $3, fail when required and configure when optional; $4: more CMake to run.
+expect_component_message() {
+  local package=$1 component=$2 expected=$3 more=${4:-} how kw rc cout
+  for how in REQUIRED OPTIONAL; do
+    kw=COMPONENTS; [ $how = OPTIONAL ] && kw=OPTIONAL_COMPONENTS
+    printf 'cmake_minimum_required(VERSION 3.21)\nproject(c LANGUAGES CXX)\nfind_package(tapeflow REQUIRED %s %s)\n%s' \
+      "$kw" "$component" "$more" > "$tmp/nocomp/CMakeLists.txt"
+    rc=0
+    cout=$(cmake -S "$tmp/nocomp" -B "$tmp/nocomp/build-$component-$how" -DCMAKE_PREFIX_PATH="$package" 2>&1) || rc=$?
+    [[ "$cout" == *"$expected"* ]] ||
+      { printf '%s\n' "$cout"; echo "FAIL: no message \"$expected\" ($how)"; exit 1; }
+    if [ $how = REQUIRED ] && [ $rc -eq 0 ]; then echo "FAIL: required component '$component' configured"; exit 1; fi
+    if [ $how = OPTIONAL ] && [ $rc -ne 0 ]; then printf '%s\n' "$cout"; echo "FAIL: optional component '$component' failed"; exit 1; fi
+  done
+}
+expect_component_message "$prefix" nosuch "tapeflow has no component 'nosuch' (it has: cluster, mpi)"
 # A package built without a component (its targets file absent, as where gRPC is missing).
 if [ $build_tree -eq 0 ] && [ $cluster -eq 1 ]; then
   cp -a "$prefix" "$tmp/nocluster"
   rm "$tmp/nocluster"/lib*/cmake/tapeflow/tapeflowClusterTargets*.cmake
-  for how in REQUIRED OPTIONAL; do
-    kw=COMPONENTS; [ $how = OPTIONAL ] && kw=OPTIONAL_COMPONENTS
-    printf 'cmake_minimum_required(VERSION 3.21)\nproject(c LANGUAGES CXX)\nfind_package(tapeflow REQUIRED %s cluster)\nif(NOT TARGET tapeflow::tapeflow OR TARGET tapeflow::tapeflow_cluster)\n  message(FATAL_ERROR "wrong targets")\nendif()\n' \
-      "$kw" > "$tmp/nocomp/CMakeLists.txt"
-    rc=0
-    cout=$(cmake -S "$tmp/nocomp" -B "$tmp/nocomp/nocluster-$how" -DCMAKE_PREFIX_PATH="$tmp/nocluster" 2>&1) || rc=$?
-    [[ "$cout" == *"tapeflow was built without its 'cluster' component"* ]] ||
-      { printf '%s\n' "$cout"; echo "FAIL: no message for the component not built ($how)"; exit 1; }
-    if [ $how = REQUIRED ] && [ $rc -eq 0 ]; then echo "FAIL: a required component not built configured"; exit 1; fi
-    if [ $how = OPTIONAL ] && [ $rc -ne 0 ]; then printf '%s\n' "$cout"; echo "FAIL: the core without cluster failed"; exit 1; fi
-  done
+  expect_component_message "$tmp/nocluster" cluster "tapeflow was built without its 'cluster' component" \
+    'if(NOT TARGET tapeflow::tapeflow OR TARGET tapeflow::tapeflow_cluster)
+  message(FATAL_ERROR "wrong targets")
+endif()
+'
 fi
 echo "components: an unknown or unbuilt one is an error when required, a message when optional: OK"
 
