@@ -55,7 +55,7 @@ int GraphState::add_node_locked(std::unique_ptr<Node> node, bool mark_used) {
 // skipping names already taken (compared case-insensitively). Marks the result as used. `name`
 // becomes the unique name; `key` is it lowercased. Returns whether `name` changed. Called with
 // mu_ held.
-static bool make_unique_locked(absl::flat_hash_map<std::string, int>& names_in_use, std::string& name, std::string key) {
+bool GraphState::make_unique_locked(NameTable& names_in_use, std::string& name, std::string key) {
   auto [it, inserted] = names_in_use.try_emplace(std::move(key), 0);
   int i = it->second++;
   if (i == 0) return false;
