@@ -1,5 +1,6 @@
 // GraphDef -> Graph: import_graph_def. Two phases (Note [Import commits at the end]).
 #include <algorithm>
+#include <numeric>
 #include <bit>
 #include <string_view>
 #include <tuple>
@@ -109,6 +110,14 @@ class Importer {
   std::vector<ImportedElement> commit(std::string_view name);
 
  private:
+  bool plan_in_one_pass();      // Note [One pass]
+  absl::Status plan_in_passes();
+  void clear_plan();
+  void reserve_index();
+  void prefetch_for_index(int i) const;
+  void prefetch_for_link(int i) const;
+  absl::Status index_node(int i);
+  absl::Status link_node(int i);
   absl::Status index_nodes();
   absl::Status link_inputs();
   absl::Status check_op_types();
@@ -156,6 +165,7 @@ class Importer {
   size_t names_free_ = 0;
   absl::string_view pack_name(std::string_view name);
   std::vector<const OpDef*> op_of_;                // GraphDef node -> its op (null: a composite, plan_composite)
+  absl::flat_hash_map<absl::string_view, const OpDef*> op_of_type_;  // the op types seen so far
   std::vector<Edge> edges_;                       // every node's inputs, in order (Note [Linear import])
   std::vector<int> first_edge_;                   // node i's are [first_edge_[i], first_edge_[i + 1])
   size_t total_inputs_ = 0;                       // counted by index_nodes
@@ -194,76 +204,144 @@ absl::string_view Importer::pack_name(std::string_view name) {
   return packed;
 }
 
-// Also finds each node's op, through a cache of the few types a graph uses.
-absl::Status Importer::index_nodes() {
+void Importer::prefetch_for_index(int i) const {
   const int n = def_.node_size();
-  by_name_.reserve(static_cast<size_t>(n));
-  packed_names_.reserve(static_cast<size_t>(n));
-  op_of_.resize(static_cast<size_t>(n));
-  absl::flat_hash_map<absl::string_view, const OpDef*> op_of_type;
-  for (int i = 0; i < n; ++i) {
-    if (i + 3 * kStage < n) prefetch_object(&def_.node(i + 3 * kStage));
-    if (i + 2 * kStage < n) {
-      __builtin_prefetch(&def_.node(i + 2 * kStage).name());
-      __builtin_prefetch(&def_.node(i + 2 * kStage).op());
-    }
-    if (i + kStage < n) by_name_.prefetch(av(def_.node(i + kStage).name()));
-    const proto::NodeDef& nd = def_.node(i);
-    total_inputs_ += static_cast<size_t>(nd.input_size());
-    const std::string& name = nd.name();
-    if (!valid_node_name(name))
-      return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] node ", i, " has an invalid name '", name, "'"));
-    const absl::string_view packed = pack_name(name);
-    if (!by_name_.emplace(packed, i).second)
-      return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] two nodes are named '", name, "'"));
-    packed_names_.emplace_back(packed.data(), packed.size());
-    auto [type, fresh] = op_of_type.try_emplace(nd.op(), nullptr);
-    if (fresh && !is_composite(nd.op())) {
-      const char* alias = alias_of(nd.op());
-      type->second = find_any_op(alias ? alias : nd.op());
-    }
-    op_of_[static_cast<size_t>(i)] = type->second;
+  if (i + 3 * kStage < n) prefetch_object(&def_.node(i + 3 * kStage));
+  if (i + 2 * kStage < n) {
+    __builtin_prefetch(&def_.node(i + 2 * kStage).name());
+    __builtin_prefetch(&def_.node(i + 2 * kStage).op());
   }
-  outputs_of_.assign(static_cast<size_t>(n), -1);
+  if (i + kStage < n) by_name_.prefetch(av(def_.node(i + kStage).name()));
+}
+
+void Importer::prefetch_for_link(int i) const {
+  const int n = def_.node_size();
+  if (i + 4 * kStage < n) prefetch_object(&def_.node(i + 4 * kStage));
+  if (i + 3 * kStage < n) __builtin_prefetch(def_.node(i + 3 * kStage).input().data());
+  if (i + 2 * kStage < n) {
+    const auto& ahead = def_.node(i + 2 * kStage).input();
+    for (int j = 0; j < ahead.size(); ++j) __builtin_prefetch(ahead.data()[j]);
+  }
+  if (i + kStage < n)
+    for (const std::string& in : def_.node(i + kStage).input())
+      by_name_.prefetch(av(!in.empty() && in[0] == '^' ? std::string_view(in).substr(1) : split_tensor_name(in).first));
+}
+
+void Importer::reserve_index() {
+  const size_t n = static_cast<size_t>(def_.node_size());
+  by_name_.reserve(n);
+  packed_names_.reserve(n);
+  op_of_.reserve(n);
+  first_edge_.reserve(n + 1);
+  outputs_of_.assign(n, -1);
+}
+
+// Also finds the node's op, through a cache of the few types a graph uses.
+absl::Status Importer::index_node(int i) {
+  const proto::NodeDef& nd = def_.node(i);
+  total_inputs_ += static_cast<size_t>(nd.input_size());
+  const std::string& name = nd.name();
+  if (!valid_node_name(name))
+    return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] node ", i, " has an invalid name '", name, "'"));
+  const absl::string_view packed = pack_name(name);
+  if (!by_name_.emplace(packed, i).second)
+    return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] two nodes are named '", name, "'"));
+  packed_names_.emplace_back(packed.data(), packed.size());
+  auto [type, fresh] = op_of_type_.try_emplace(nd.op(), nullptr);
+  if (fresh && !is_composite(nd.op())) {
+    const char* alias = alias_of(nd.op());
+    type->second = find_any_op(alias ? alias : nd.op());
+  }
+  op_of_.push_back(type->second);
+  return absl::OkStatus();
+}
+
+absl::Status Importer::index_nodes() {
+  reserve_index();
+  for (int i = 0; i < def_.node_size(); ++i) {
+    prefetch_for_index(i);
+    TF_RETURN_IF_ERROR(index_node(i));
+  }
+  return absl::OkStatus();
+}
+
+// Node i's inputs become Edges, each naming a node indexed so far.
+absl::Status Importer::link_node(int i) {
+  first_edge_.push_back(static_cast<int>(edges_.size()));
+  bool seen_control = false;
+  for (const std::string& in : def_.node(i).input()) {
+    Edge e;
+    e.control = !in.empty() && in[0] == '^';
+    if (!e.control && seen_control)
+      return node_error(absl::StatusCode::kInvalidArgument, i,
+                        absl::StrCat("data input '", in, "' follows a control input; control inputs come last"));
+    seen_control |= e.control;
+    std::string_view src = in;
+    if (e.control) src.remove_prefix(1);
+    else std::tie(src, e.index) = split_tensor_name(in);
+    auto it = by_name_.find(av(src));
+    if (it == by_name_.end())
+      return node_error(absl::StatusCode::kNotFound, i,
+                        absl::StrCat(e.control ? "control input '" : "input '", in, "' names no node of the GraphDef"));
+    e.src = it->second;
+    edges_.push_back(e);
+  }
   return absl::OkStatus();
 }
 
 absl::Status Importer::link_inputs() {
-  const int n = def_.node_size();
   edges_.reserve(total_inputs_);
-  first_edge_.reserve(static_cast<size_t>(n) + 1);
-  for (int i = 0; i < n; ++i) {
-    first_edge_.push_back(static_cast<int>(edges_.size()));
-    if (i + 4 * kStage < n) prefetch_object(&def_.node(i + 4 * kStage));
-    if (i + 3 * kStage < n) __builtin_prefetch(def_.node(i + 3 * kStage).input().data());
-    if (i + 2 * kStage < n) {
-      const auto& ahead = def_.node(i + 2 * kStage).input();
-      for (int j = 0; j < ahead.size(); ++j) __builtin_prefetch(ahead.data()[j]);
-    }
-    if (i + kStage < n)
-      for (const std::string& in : def_.node(i + kStage).input())
-        by_name_.prefetch(av(!in.empty() && in[0] == '^' ? std::string_view(in).substr(1) : split_tensor_name(in).first));
-    bool seen_control = false;
-    for (const std::string& in : def_.node(i).input()) {
-      Edge e;
-      e.control = !in.empty() && in[0] == '^';
-      if (!e.control && seen_control)
-        return node_error(absl::StatusCode::kInvalidArgument, i,
-                          absl::StrCat("data input '", in, "' follows a control input; control inputs come last"));
-      seen_control |= e.control;
-      std::string_view src = in;
-      if (e.control) src.remove_prefix(1);
-      else std::tie(src, e.index) = split_tensor_name(in);
-      auto it = by_name_.find(av(src));
-      if (it == by_name_.end())
-        return node_error(absl::StatusCode::kNotFound, i,
-                          absl::StrCat(e.control ? "control input '" : "input '", in, "' names no node of the GraphDef"));
-      e.src = it->second;
-      edges_.push_back(e);
-    }
+  for (int i = 0; i < def_.node_size(); ++i) {
+    prefetch_for_link(i);
+    TF_RETURN_IF_ERROR(link_node(i));
   }
   first_edge_.push_back(static_cast<int>(edges_.size()));
   return absl::OkStatus();
+}
+
+// Note [One pass]: TensorFlow writes a GraphDef's nodes in an order where every input comes
+// before its consumer, and so does tapeflow. Such a GraphDef is indexed, linked and planned in
+// one pass over its nodes, each NodeDef read while it is in cache (three passes read a 100k-node
+// GraphDef from memory three times). Anything else (an input that names a later node, an
+// unknown op, any error at all) abandons the pass: the plan is cleared and the passes of
+// plan_in_passes run, which find every error in their documented order.
+bool Importer::plan_in_one_pass() {
+  reserve_index();
+  edges_.reserve(2 * static_cast<size_t>(def_.node_size()));
+  planned_.reserve(static_cast<size_t>(def_.node_size()));
+  for (int i = 0; i < def_.node_size(); ++i) {
+    prefetch_for_index(i);
+    prefetch_for_link(i);
+    if (!index_node(i).ok()) return false;
+    if (op_of_.back() == nullptr && !is_composite(def_.node(i).op())) return false;  // unknown: all are listed
+    if (!link_node(i).ok()) return false;
+    for (size_t k = static_cast<size_t>(first_edge_.back()); k < edges_.size(); ++k)
+      if (edges_[k].src >= i) return false;  // itself: a cycle
+    first_edge_.push_back(static_cast<int>(edges_.size()));  // plan_node reads node i's end
+    const bool planned = plan_node(i).ok();
+    first_edge_.pop_back();
+    if (!planned) return false;
+  }
+  first_edge_.push_back(static_cast<int>(edges_.size()));
+  return true;
+}
+
+void Importer::clear_plan() {
+  by_name_.clear();
+  names_.clear();
+  names_next_ = nullptr;
+  names_free_ = 0;
+  packed_names_.clear();
+  op_of_.clear();
+  edges_.clear();
+  first_edge_.clear();
+  total_inputs_ = 0;
+  outputs_of_.clear();
+  planned_.clear();
+  planned_names_.clear();
+  colocations_.clear();
+  variable_handles_.clear();
+  variable_uses_.clear();
 }
 
 absl::Status Importer::check_op_types() {
@@ -281,8 +359,17 @@ absl::Status Importer::check_op_types() {
 }
 
 absl::StatusOr<std::vector<int>> Importer::topological_order() {
-  // Kahn's algorithm over a CSR array of consumers (Note [Linear import]).
   const int n = def_.node_size();
+  // The GraphDef's own order when every input comes first, as plan_in_one_pass plans (so both
+  // paths number the nodes alike); otherwise Kahn's algorithm over a CSR array of consumers.
+  bool inputs_first = true;
+  for (int i = 0; i < n && inputs_first; ++i)
+    for (int k = first_edge_[i]; k < first_edge_[i + 1]; ++k) inputs_first &= edges_[k].src < i;
+  if (inputs_first) {
+    std::vector<int> order(static_cast<size_t>(n));
+    std::iota(order.begin(), order.end(), 0);
+    return order;
+  }
   std::vector<int> pending(static_cast<size_t>(n), 0), first_consumer(static_cast<size_t>(n) + 1, 0);
   for (int i = 0; i < n; ++i) {
     pending[i] = first_edge_[i + 1] - first_edge_[i];
@@ -417,6 +504,26 @@ absl::StatusOr<AttrValue> Importer::const_input(const Ref& ref, const FormItem& 
 }
 
 absl::Status Importer::plan(const std::vector<std::string>& return_elements) {
+  if (!input_map_.empty() || !plan_in_one_pass()) {  // Note [One pass]
+    clear_plan();
+    TF_RETURN_IF_ERROR(plan_in_passes());
+  }
+  for (const std::string& r : return_elements) {
+    const bool is_tensor = r.find(':') != std::string::npos;
+    auto [name, index] = split_tensor_name(r);
+    auto it = by_name_.find(av(name));
+    if (it == by_name_.end())
+      return absl::NotFoundError(absl::StrCat("[import_graph_def] return element '", r, "' names no node of the GraphDef"));
+    const int k = outputs_of_[it->second];
+    if (is_tensor && index >= static_cast<int>(planned(k).outputs.size()))
+      return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] return element '", r, "': node '", av(name),
+                                                     "' has ", planned(k).outputs.size(), " output(s)"));
+    returns_.push_back({is_tensor, {k, index}});
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Importer::plan_in_passes() {
   TF_RETURN_IF_ERROR(index_nodes());
   TF_RETURN_IF_ERROR(link_inputs());
   TF_RETURN_IF_ERROR(check_op_types());
@@ -449,18 +556,6 @@ absl::Status Importer::plan(const std::vector<std::string>& return_elements) {
                                                    "have: ", absl::StrJoin(unused, ", ")));
   planned_.reserve(planned_.size() + static_cast<size_t>(def_.node_size()));
   for (int i : order) TF_RETURN_IF_ERROR(plan_node(i));
-  for (const std::string& r : return_elements) {
-    const bool is_tensor = r.find(':') != std::string::npos;
-    auto [name, index] = split_tensor_name(r);
-    auto it = by_name_.find(av(name));
-    if (it == by_name_.end())
-      return absl::NotFoundError(absl::StrCat("[import_graph_def] return element '", r, "' names no node of the GraphDef"));
-    const int k = outputs_of_[it->second];
-    if (is_tensor && index >= static_cast<int>(planned(k).outputs.size()))
-      return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] return element '", r, "': node '", av(name),
-                                                     "' has ", planned(k).outputs.size(), " output(s)"));
-    returns_.push_back({is_tensor, {k, index}});
-  }
   return absl::OkStatus();
 }
 

@@ -235,6 +235,40 @@ void expect_import_error(const std::string& text, const std::string& message) {
 constexpr const char* kX = R"pb(node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
   attr { key: "shape" value { shape { dim { size: 2 } } } } } )pb";
 
+// Note [One pass]: a GraphDef whose inputs come first is planned in one pass; one with a later
+// input (here z before the y it reads) or a colocation with a later node takes the passes. All
+// three import the same graph, and the two in input-first order keep the GraphDef's own order
+// (Kahn's order would put c before a).
+TEST(GraphDefTest, NodesInAnyOrderImportAlikeAndInputFirstOnesKeepTheirOrder) {
+  const std::string x = std::string(kX), t = R"pb( attr { key: "T" value { type: DT_FLOAT } } })pb";
+  const std::string a = R"pb(node { name: "a" op: "Neg" input: "x")pb" + t;
+  const std::string c = R"pb(node { name: "c" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 3 } } } })pb";
+  const std::string y = R"pb(node { name: "y" op: "Mul" input: "a" input: "c")pb" + t;
+  const std::string z = R"pb(node { name: "z" op: "Neg" input: "y")pb" + t;
+  const std::string x_with_z = R"pb(node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "shape" value { shape { dim { size: 2 } } } }
+      attr { key: "_class" value { list { s: "loc:@z" } } } })pb";
+  const std::vector<std::string> own_order = {"x", "a", "c", "y", "z"};
+  const std::vector<std::pair<std::string, bool>> cases = {
+      {x + a + c + y + z, true},          // one pass
+      {z + y + c + a + x, false},         // z reads y, which comes later: the passes
+      {x_with_z + a + c + y + z, true},   // x is placed with z, which comes later: the passes
+  };
+  for (const auto& [text, keeps_order] : cases) {
+    Graph g = graph_from_graph_def(graph_def_from_text(text));
+    std::vector<std::string> names;
+    for (const Operation& op : g.get_operations()) names.push_back(op.name());
+    if (keeps_order) {
+      EXPECT_EQ(names, own_order) << text;
+    }
+    EXPECT_THAT(names, ::testing::UnorderedElementsAreArray(own_order));
+    Session sess(g);
+    const Tensor got = sess.run(g.get_tensor_by_name("z:0"), {{g.get_tensor_by_name("x:0"), Tensor{1.f, -2.f}}});
+    EXPECT_THAT(values(got), ElementsAre(3.f, -6.f)) << text;
+  }
+}
+
 TEST(GraphDefErrorTest, UnknownOpsAreOneErrorListingEveryTypeAndNode) {
   expect_import_error<NotFoundError>(
       std::string(kX) + R"pb(
