@@ -88,6 +88,8 @@ std::pair<std::string_view, int> split_tensor_name(std::string_view s) {
 //   a CSR array; the input_map lookup is skipped when input_map is empty.
 // - plan_node builds each Node once, with its final inputs (see Ref), and nothing per node is
 //   kept beside it but its name's view.
+// - When every input comes before its consumer, as in the GraphDefs TensorFlow writes, the
+//   three steps above run together in one pass over the nodes (Note [One pass]).
 // - commit hands the Nodes to the graph in one call under one lock
 //   (GraphState::add_nodes_unique), which sizes its tables once (a grown table touches fresh
 //   pages twice) and does not read the Nodes back unless a prefix or a clash renames them.
