@@ -78,6 +78,8 @@ std::string GraphState::unique_name(std::string_view name_view) {
 
 int GraphState::add_nodes_unique(std::vector<std::unique_ptr<Node>> nodes, absl::Span<const std::string_view> names,
                                  std::string_view prefix, int assumed_first) {
+  if (names.size() != nodes.size())
+    throw InternalError(absl::StrCat("[graph] add_nodes_unique: ", nodes.size(), " nodes but ", names.size(), " names"));
   std::lock_guard<std::mutex> lock(mu_);
   const int first = static_cast<int>(nodes_.size());
   const size_t n = nodes.size();

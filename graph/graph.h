@@ -243,9 +243,7 @@ class GraphState final : public GraphBase, public std::enable_shared_from_this<G
  private:
   friend class Graph;
   int add_node_locked(std::unique_ptr<Node> node, bool mark_used);
-  using NameTable = absl::flat_hash_map<std::string, int, absl::container_internal::hash_default_hash<std::string>,
-                                        absl::container_internal::hash_default_eq<std::string>,
-                                        HugePageAllocator<std::pair<const std::string, int>>>;
+  using NameTable = HugePageHashMap<std::string, int>;
   static bool make_unique_locked(NameTable& names_in_use, std::string& name, std::string key);
   using StoredItem = std::variant<TensorRef, int, Variable, std::string>;  // int: an operation
   mutable std::mutex mu_;

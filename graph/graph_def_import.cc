@@ -155,10 +155,7 @@ class Importer {
   const std::map<std::string, Tensor>& input_map_;
   const std::source_location loc_;
   const int base_;  // the graph's size when planning began (see Ref)
-  absl::flat_hash_map<absl::string_view, int, absl::container_internal::hash_default_hash<absl::string_view>,
-                      absl::container_internal::hash_default_eq<absl::string_view>,
-                      HugePageAllocator<std::pair<const absl::string_view, int>>>
-      by_name_;  // GraphDef node name (a view into names_) -> its index
+  HugePageHashMap<absl::string_view, int> by_name_;  // GraphDef node name (a view into names_) -> its index
   // The names by_name_'s keys view, packed: a lookup compares its key with the stored one, and
   // the copies here stay in cache where the NodeDefs' own strings, one per heap block, do not.
   std::vector<std::unique_ptr<char[]>> names_;

@@ -7,8 +7,6 @@
 #include <cstdint>
 #include <string>
 
-#include "absl/container/flat_hash_map.h"
-
 namespace tapeflow {
 namespace {
 
@@ -31,10 +29,7 @@ TEST(HugePageAllocatorTest, LargeBlocksAreHugePageAlignedAndWholeSmallOnesOrdina
 }
 
 TEST(HugePageAllocatorTest, AHashTableGrowsAcrossTheThresholdAndKeepsItsEntries) {
-  absl::flat_hash_map<std::string, int, absl::container_internal::hash_default_hash<std::string>,
-                      absl::container_internal::hash_default_eq<std::string>,
-                      HugePageAllocator<std::pair<const std::string, int>>>
-      table;
+  HugePageHashMap<std::string, int> table;
   for (int i = 0; i < 200'000; ++i) table.emplace("node_" + std::to_string(i), i);  // slots pass 2 MiB
   ASSERT_EQ(table.size(), 200'000u);
   for (int i = 0; i < 200'000; i += 997) EXPECT_EQ(table.at("node_" + std::to_string(i)), i);
