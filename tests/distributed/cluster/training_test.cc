@@ -2,7 +2,10 @@
 // 127.0.0.1; two clients (threads here, each with its own Graph and Session, as two worker
 // programs would be) train tutorial 03's 784-256-10 MLP asynchronously with the variables on the
 // ps (replica_device_setter). The cluster's test accuracy must be within 0.01 of the same model
-// trained in one process on the same batches for the same number of steps.
+// trained in one process on the same batches for the same number of steps. Both end with a
+// phase at a tenth of the rate: asynchronous updates make the last steps' weights differ, and
+// at the full rate the test accuracy of either moves by 0.01-0.02 from one step to the next
+// (one run in five ended 0.02 apart under load), so the comparison would be of that noise.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -17,12 +20,13 @@ namespace tapeflow::cluster {
 namespace {
 
 constexpr int kSteps = 400;  // in all: one process does 400, each of 2 workers 200
+constexpr int kFineFrom = 300;  // steps from here on use train_fine
 constexpr int kBatch = 100;
 
 struct Mlp {
   Graph g;
   Tensor x, labels, accuracy;
-  Operation train, init;
+  Operation train, train_fine, init;
   // worker < 0: no device requests (one process); else variables on /job:ps, the rest on
   // /job:worker/task:<worker>.
   explicit Mlp(int worker) {
@@ -39,6 +43,7 @@ struct Mlp {
     Tensor logits = matmul(relu(matmul(x, w1) + b1), w2) + b2;
     Tensor loss = neg(reduce_mean(reduce_sum(one_hot(labels, 10) * log_softmax(logits), {1})));
     train = nn::SGD(0.1).minimize(loss);
+    train_fine = nn::SGD(0.01).minimize(loss);
     accuracy = reduce_mean(cast(equal(argmax(logits, 1), labels), DType::kFloat64));
     init = g.global_variables_initializer();
   }
@@ -81,7 +86,8 @@ TEST(TrainingTest, SlowBetweenGraphReplicasReachTheSingleProcessAccuracy) {
     Mlp m(-1);
     Session sess(m.g);
     sess.run(std::vector<Fetch>{}, {}, {m.init});
-    for (int s = 0; s < kSteps; ++s) sess.run(std::vector<Fetch>{}, data.batch(m, s), {m.train});
+    for (int s = 0; s < kSteps; ++s)
+      sess.run(std::vector<Fetch>{}, data.batch(m, s), {s < kFineFrom ? m.train : m.train_fine});
     single = data.accuracy(sess, m);
   }
   // The cluster: worker i runs steps i, i + 2, ... concurrently with the other.
@@ -95,7 +101,8 @@ TEST(TrainingTest, SlowBetweenGraphReplicasReachTheSingleProcessAccuracy) {
   std::exception_ptr failed[2];
   auto work = [&](Session& sess, const Mlp& m, int worker) {
     try {
-      for (int s = worker; s < kSteps; s += 2) sess.run({}, data.batch(m, s), {m.train}, &options, nullptr);
+      for (int s = worker; s < kSteps; s += 2)
+        sess.run({}, data.batch(m, s), {s < kFineFrom ? m.train : m.train_fine}, &options, nullptr);
     } catch (...) {
       failed[worker] = std::current_exception();
     }
