@@ -5,7 +5,8 @@
 //   2. batch-1 inference: the loaded model's signature vs the same network run eagerly;
 //   3. GraphDef import of a 10k- and a 100k-node graph: ns_per_node (linear when equal), and
 //      BM_GraphDefImportScaling: both sizes interleaved in one run, counter ratio = the 100k
-//      import's time / the 10k one's (the target: at most 11).
+//      import's time / the 10k one's (the target: at most 11), and ratio_cold, the same with
+//      the caches flushed before each import.
 //
 // Run: ./build/bench/deploy_bench --benchmark_min_time=0.5
 // Files go to $TMPDIR (default /tmp): the disk measured is that one.
