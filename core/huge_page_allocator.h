@@ -2,19 +2,17 @@
 // or more are aligned to 2 MiB and marked MADV_HUGEPAGE, so the kernel can back them with
 // transparent huge pages ("madvise" is the usual THP setting, Debian's among them). With 4 KiB
 // pages, each lookup in a table of several MiB is a TLB miss as well as a cache miss: for the
-// graph's name tables of a 100k-node import that was a third of the time spent adding its nodes
-// (Note [Linear import], graph/graph_def_import.cc). A large block is rounded up to whole 2 MiB
+// graph's name tables of a 100k-node import (then 5 MB each) that was a third of the time spent
+// adding its nodes (Note [Linear import], graph/graph_def_import.cc). A large block is rounded up to whole 2 MiB
 // pages; smaller blocks come from std::allocator. Where THP is off the advice is ignored and the
 // block is an ordinary one.
 //
-//   HugePageHashMap<std::string, int> by_name;   // absl::flat_hash_map on this allocator
+//   absl::flat_hash_set<uint64_t, Hash, Eq, HugePageAllocator<uint64_t>> slots;   // core/string_index.h
 #pragma once
 
 #include <cstddef>
 #include <memory>
 #include <utility>
-
-#include "absl/container/flat_hash_map.h"
 
 namespace tapeflow {
 
@@ -40,12 +38,5 @@ struct HugePageAllocator {
   }
   friend bool operator==(const HugePageAllocator&, const HugePageAllocator&) { return true; }
 };
-
-// absl::flat_hash_map with its default hash and equality (heterogeneous lookup for strings)
-// on HugePageAllocator.
-template <typename K, typename V>
-using HugePageHashMap = absl::flat_hash_map<K, V, absl::container_internal::hash_default_hash<K>,
-                                            absl::container_internal::hash_default_eq<K>,
-                                            HugePageAllocator<std::pair<const K, V>>>;
 
 }  // namespace tapeflow

@@ -43,10 +43,11 @@ int GraphState::add_node_locked(std::unique_ptr<Node> node, bool mark_used) {
   for (int c : node->control_inputs)
     if (c < 0 || c >= id) throw InternalError(absl::StrCat("[graph] node '", node->name, "' has a bad control input"), node->loc);
   node->id = id;
-  by_name_[node->name] = id;
+  nodes_.push_back(std::move(node));  // first: by_name_ reads the names of the nodes it indexes
+  const std::string& name = nodes_.back()->name;
+  by_name_.insert_or_assign(name, static_cast<uint32_t>(id));
   // A name given explicitly (not through unique_name) still counts as used.
-  if (mark_used) names_in_use_.try_emplace(absl::AsciiStrToLower(node->name), 1);
-  nodes_.push_back(std::move(node));
+  if (mark_used) names_in_use_.try_emplace(absl::AsciiStrToLower(name), 1);
   ++version_;
   return id;
 }
@@ -55,16 +56,15 @@ int GraphState::add_node_locked(std::unique_ptr<Node> node, bool mark_used) {
 // skipping names already taken (compared case-insensitively). Marks the result as used. `name`
 // becomes the unique name; `key` is it lowercased. Returns whether `name` changed. Called with
 // mu_ held.
-bool GraphState::make_unique_locked(NameTable& names_in_use, std::string& name, std::string key) {
-  auto [it, inserted] = names_in_use.try_emplace(std::move(key), 0);
-  int i = it->second++;
-  if (i == 0) return false;
-  const std::string base_key = it->first;  // a copy: the inserts below may rehash
+bool GraphState::make_unique_locked(UseCounts& names_in_use, std::string& name, std::string_view key) {
+  const auto [uses, inserted] = names_in_use.try_emplace(key, 1);
+  if (inserted) return false;
+  int i = (*uses)++;
   std::string candidate;
   do {
-    candidate = absl::StrCat(base_key, "_", i++);
+    candidate = absl::StrCat(absl::string_view(key.data(), key.size()), "_", i++);
   } while (names_in_use.contains(candidate));
-  names_in_use.emplace(std::move(candidate), 1);
+  names_in_use.try_emplace(candidate, 1);
   absl::StrAppend(&name, "_", i - 1);
   return true;
 }
@@ -110,7 +110,7 @@ int GraphState::add_nodes_unique(std::vector<std::unique_ptr<Node>> nodes, absl:
   const int shift = first - assumed_first;
   for (size_t k = 0; k < n; ++k) {
     std::string name = std::move(full_names[k % kAhead]);
-    const bool renamed = make_unique_locked(names_in_use_, name, std::move(keys[k % kAhead]));
+    const bool renamed = make_unique_locked(names_in_use_, name, keys[k % kAhead]);
     if (k + kAhead < n) stage(k + kAhead);
     const int id = first + static_cast<int>(k);
     if (renamed || !prefix.empty()) nodes[k]->name = name;
@@ -120,8 +120,8 @@ int GraphState::add_nodes_unique(std::vector<std::unique_ptr<Node>> nodes, absl:
       for (TensorRef& in : node.inputs) if (in.node >= assumed_first) in.node += shift;
       for (int& c : node.control_inputs) if (c >= assumed_first) c += shift;
     }
-    by_name_.insert_or_assign(std::move(name), id);
-    nodes_.push_back(std::move(nodes[k]));
+    nodes_.push_back(std::move(nodes[k]));  // first: by_name_ reads the names of the nodes it indexes
+    by_name_.insert_or_assign(name, static_cast<uint32_t>(id));
   }
   ++version_;
   return first;
@@ -153,8 +153,7 @@ std::vector<const Node*> GraphState::snapshot() const {
 
 int GraphState::find(std::string_view name) const {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = by_name_.find(std::string(name));
-  return it == by_name_.end() ? -1 : it->second;
+  return static_cast<int>(by_name_.find(name));
 }
 
 Tensor GraphState::tensor(TensorRef ref) const {

@@ -32,7 +32,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "core/attr.h"
-#include "core/huge_page_allocator.h"
+#include "core/string_index.h"
 #include "devices/device_spec.h"
 #include "eager/op_def.h"
 #include "eager/symbolic.h"
@@ -243,14 +243,18 @@ class GraphState final : public GraphBase, public std::enable_shared_from_this<G
  private:
   friend class Graph;
   int add_node_locked(std::unique_ptr<Node> node, bool mark_used);
-  using NameTable = HugePageHashMap<std::string, int>;
-  static bool make_unique_locked(NameTable& names_in_use, std::string& name, std::string key);
+  using UseCounts = PackedStringMap<int>;
+  static bool make_unique_locked(UseCounts& names_in_use, std::string& name, std::string_view key);
+  struct NodeName {  // by_name_'s keys: the nodes' own names
+    const std::vector<std::unique_ptr<Node>>* nodes;
+    std::string_view operator()(uint32_t id) const { return (*nodes)[id]->name; }
+  };
   using StoredItem = std::variant<TensorRef, int, Variable, std::string>;  // int: an operation
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<Node>> nodes_;
-  // A large graph's name tables are hit at random on every node added (core/huge_page_allocator.h).
-  NameTable by_name_;
-  NameTable names_in_use_;  // lowercased, as TensorFlow keys them
+  // A large graph's name tables are hit at random on every node added (core/string_index.h).
+  StringIndex<NodeName> by_name_{NodeName{&nodes_}};
+  UseCounts names_in_use_;  // lowercased, as TensorFlow keys them
   std::vector<int> variables_;
   absl::flat_hash_map<int64_t, VariableNodes> variables_by_id_;
   std::vector<std::pair<std::string, std::vector<StoredItem>>> collections_;

@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
+
+#include "absl/container/flat_hash_map.h"
 
 namespace tapeflow {
 namespace {
@@ -29,7 +32,9 @@ TEST(HugePageAllocatorTest, LargeBlocksAreHugePageAlignedAndWholeSmallOnesOrdina
 }
 
 TEST(HugePageAllocatorTest, AHashTableGrowsAcrossTheThresholdAndKeepsItsEntries) {
-  HugePageHashMap<std::string, int> table;
+  absl::flat_hash_map<std::string, int, absl::Hash<std::string>, std::equal_to<std::string>,
+                      HugePageAllocator<std::pair<const std::string, int>>>
+      table;
   for (int i = 0; i < 200'000; ++i) table.emplace("node_" + std::to_string(i), i);  // slots pass 2 MiB
   ASSERT_EQ(table.size(), 200'000u);
   for (int i = 0; i < 200'000; i += 997) EXPECT_EQ(table.at("node_" + std::to_string(i)), i);

@@ -1,0 +1,105 @@
+// PackedStrings, StringIndex and PackedStringMap: ids in order, views that survive growth,
+// lookups by string, equal strings as one entry, replacement, and a table grown past the
+// huge-page threshold keeping every entry.
+#include "core/string_index.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace tapeflow {
+namespace {
+
+TEST(PackedStringsTest, IdsFollowTheOrderAddedAndViewsSurviveNewChunks) {
+  PackedStrings strings;
+  EXPECT_EQ(strings.add("alpha"), 0u);
+  EXPECT_EQ(strings.add(""), 1u);
+  const std::string_view first = strings[0];
+  const std::string big(100'000, 'x');  // larger than a chunk: a chunk of its own
+  EXPECT_EQ(strings.add(big), 2u);
+  for (int i = 0; i < 20'000; ++i) strings.add("name_" + std::to_string(i));  // several more chunks
+  EXPECT_EQ(strings.size(), 20'003u);
+  EXPECT_EQ(first.data(), strings[0].data());
+  EXPECT_EQ(strings[0], "alpha");
+  EXPECT_EQ(strings[1], "");
+  EXPECT_EQ(strings[2], big);
+  EXPECT_EQ(strings[20'002], "name_19999");
+  strings.pop_back();
+  EXPECT_EQ(strings.size(), 20'002u);
+  EXPECT_EQ(strings.add("again"), 20'002u);
+  EXPECT_EQ(strings[20'002], "again");
+  EXPECT_EQ(strings[20'001], "name_19998");
+  strings.clear();
+  EXPECT_EQ(strings.size(), 0u);
+  EXPECT_EQ(strings.add("fresh"), 0u);
+}
+
+TEST(StringIndexTest, FindsIdsByStringKeepsTheFirstOfEqualStringsAndReplacesOnAssign) {
+  PackedStrings names;
+  StringIndex<PackedStrings::KeyOf> index(names.key_of());
+  for (const char* n : {"a", "b", "a/c"}) {
+    const uint32_t id = names.add(n);
+    EXPECT_EQ(index.insert(names[id], id), std::make_pair(id, true));
+  }
+  EXPECT_EQ(index.size(), 3u);
+  EXPECT_EQ(index.find("a/c"), 2);
+  EXPECT_EQ(index.find("a"), 0);
+  EXPECT_EQ(index.find("c"), -1);
+  EXPECT_TRUE(index.contains("b"));
+  EXPECT_FALSE(index.contains("B"));
+
+  const uint32_t again = names.add("b");  // an equal string under a new id
+  EXPECT_EQ(index.insert(names[again], again), std::make_pair(1u, false));
+  EXPECT_EQ(index.find("b"), 1);
+  index.insert_or_assign(names[again], again);
+  EXPECT_EQ(index.find("b"), 3);
+  EXPECT_EQ(index.size(), 3u);
+
+  index.erase("a");
+  EXPECT_EQ(index.find("a"), -1);
+  EXPECT_EQ(index.find("a/c"), 2);
+  index.clear();
+  EXPECT_EQ(index.size(), 0u);
+  EXPECT_EQ(index.find("b"), -1);
+}
+
+TEST(StringIndexTest, AnIndexOverStringsKeptByItsOwnerGrowsAndKeepsEveryEntry) {
+  // As GraphState's by_name_: the strings are the owner's, the index only their ids.
+  std::vector<std::string> owned;
+  struct KeyOf {
+    const std::vector<std::string>* strings;
+    std::string_view operator()(uint32_t id) const { return (*strings)[id]; }
+  };
+  StringIndex<KeyOf> index(KeyOf{&owned});
+  constexpr int kCount = 700'000;  // 8-byte slots pass the 2 MiB huge-page threshold
+  owned.reserve(kCount);
+  for (int i = 0; i < kCount; ++i) {
+    owned.push_back("node_" + std::to_string(i));
+    ASSERT_TRUE(index.insert(owned.back(), static_cast<uint32_t>(i)).second);
+  }
+  ASSERT_EQ(index.size(), static_cast<size_t>(kCount));
+  for (int i = 0; i < kCount; i += 997) EXPECT_EQ(index.find("node_" + std::to_string(i)), i);
+  EXPECT_EQ(index.find("node_700000"), -1);
+}
+
+TEST(PackedStringMapTest, TryEmplaceAddsOnceAndKeepsValuesBesideTheirKeys) {
+  PackedStringMap<int> uses;
+  auto [a, added] = uses.try_emplace("conv", 1);
+  EXPECT_TRUE(added);
+  EXPECT_EQ(*a, 1);
+  auto [again, added_again] = uses.try_emplace("conv", 7);
+  EXPECT_FALSE(added_again);
+  EXPECT_EQ(*again, 1);
+  ++*again;
+  for (int i = 0; i < 10'000; ++i) uses.try_emplace("conv_" + std::to_string(i), i);
+  ASSERT_NE(uses.find("conv"), nullptr);
+  EXPECT_EQ(*uses.find("conv"), 2);
+  EXPECT_EQ(*uses.find("conv_9999"), 9999);
+  EXPECT_EQ(uses.find("dense"), nullptr);
+  EXPECT_TRUE(uses.contains("conv_0"));
+  EXPECT_EQ(uses.size(), 10'001u);
+}
+
+}  // namespace
+}  // namespace tapeflow
