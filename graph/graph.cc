@@ -83,8 +83,12 @@ int GraphState::add_nodes_unique(std::vector<std::unique_ptr<Node>> nodes, absl:
   std::lock_guard<std::mutex> lock(mu_);
   const int first = static_cast<int>(nodes_.size());
   const size_t n = nodes.size();
-  // Sized once: a table grown by rehashing touches fresh pages twice (Note [Linear import]).
-  nodes_.reserve(nodes_.size() + n);
+  // Sized once: a table grown by rehashing touches fresh pages twice (Note [Linear import]). An
+  // empty graph (graph_from_graph_def) takes the batch's array as its own.
+  const bool adopt = nodes_.empty();
+  if (adopt) nodes_ = std::move(nodes);
+  else nodes_.reserve(nodes_.size() + n);
+  auto batch_node = [&](size_t k) -> Node& { return adopt ? *nodes_[k] : *nodes[k]; };
   by_name_.reserve(by_name_.size() + n);
   names_in_use_.reserve(names_in_use_.size() + n);
   // Node k's full name and its lowercased key are made, and its slots in both tables fetched,
@@ -113,14 +117,14 @@ int GraphState::add_nodes_unique(std::vector<std::unique_ptr<Node>> nodes, absl:
     const bool renamed = make_unique_locked(names_in_use_, name, keys[k % kAhead]);
     if (k + kAhead < n) stage(k + kAhead);
     const int id = first + static_cast<int>(k);
-    if (renamed || !prefix.empty()) nodes[k]->name = name;
+    if (renamed || !prefix.empty()) batch_node(k).name = name;
     if (shift != 0) {  // nodes were added since the batch was planned: renumber its own references
-      Node& node = *nodes[k];
+      Node& node = batch_node(k);
       node.id = id;
       for (TensorRef& in : node.inputs) if (in.node >= assumed_first) in.node += shift;
       for (int& c : node.control_inputs) if (c >= assumed_first) c += shift;
     }
-    nodes_.push_back(std::move(nodes[k]));  // first: by_name_ reads the names of the nodes it indexes
+    if (!adopt) nodes_.push_back(std::move(nodes[k]));  // first: by_name_ reads the names it indexes
     by_name_.insert_or_assign(name, static_cast<uint32_t>(id));
   }
   ++version_;
