@@ -128,4 +128,9 @@ bool DeviceSpec::is_compatible_with(const DeviceSpec& o) const {
          agree(device_type, o.device_type) && agree(device_index, o.device_index);
 }
 
+const DeviceSpec& SharedDeviceSpec::get() const {
+  static const DeviceSpec kEmpty;
+  return spec_ ? *spec_ : kEmpty;
+}
+
 }  // namespace tapeflow

@@ -61,7 +61,7 @@ struct Node {
   std::vector<int> control_inputs;
   AttrMap attrs;
   OutputSpecs outputs;             // dtypes and (possibly partial) shapes
-  DeviceSpec requested_device;     // merged from the device scopes; empty when none
+  SharedDeviceSpec requested_device;  // merged from the device scopes; empty when none
   std::source_location loc;        // the user's line that created the node
   Tensor value;                    // Const and captured tensors: the value (a shared buffer)
   std::optional<Variable> variable;  // variable nodes (handle, read, assign): the variable
@@ -209,6 +209,7 @@ class GraphState final : public GraphBase, public std::enable_shared_from_this<G
   int add_nodes_unique(std::vector<std::unique_ptr<Node>> nodes, absl::Span<const std::string_view> names,
                        std::string_view prefix, int assumed_first);
   const Node& node(int id) const;
+  // Not its name: the name index reads the names of the nodes it holds.
   Node& mutable_node(int id);
   int num_nodes() const;
   // Every node, under one lock (pointers stay valid: nodes are never removed).

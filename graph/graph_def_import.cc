@@ -129,8 +129,10 @@ class Importer {
   absl::StatusOr<std::vector<int>> topological_order();
   absl::Status plan_node(int i);
   absl::Status plan_composite(int i, const std::vector<Ref>& inputs, const std::vector<int>& control,
-                              const DeviceSpec& device);
+                              const SharedDeviceSpec& device);
   absl::StatusOr<Ref> resolve(const Edge& edge, const std::string& input);
+  // Nodes naming the same device share one spec (a graph's nodes name a few devices at most).
+  absl::StatusOr<SharedDeviceSpec> device_of(const std::string& text);
   absl::Status read_colocation(int i, int planned);
   absl::StatusOr<AttrValue> const_input(const Ref& ref, const FormItem& item);
   // Infers the node's outputs, sets its id, inputs, control inputs (planned nodes) and location,
@@ -175,6 +177,7 @@ class Importer {
   std::vector<std::pair<int, int>> variable_uses_;  // planned variable read or update, its planned VarHandleOp
   std::vector<TensorSpec> input_specs_;            // add_planned's scratch, reused
   absl::flat_hash_map<std::string, Ref> mapped_;   // input_map keys, "x:0" form
+  absl::flat_hash_map<std::string, SharedDeviceSpec> devices_;  // device_of's, by the NodeDef's text
   std::vector<std::pair<bool, std::pair<int, int>>> returns_;  // (is tensor, (planned node, index))
 };
 
@@ -538,10 +541,17 @@ absl::Status Importer::plan_in_passes() {
   return absl::OkStatus();
 }
 
+absl::StatusOr<SharedDeviceSpec> Importer::device_of(const std::string& text) {
+  if (text.empty()) return SharedDeviceSpec();
+  if (auto it = devices_.find(text); it != devices_.end()) return it->second;
+  TF_ASSIGN_OR_RETURN(DeviceSpec spec, DeviceSpec::parse(text));
+  return devices_.emplace(text, SharedDeviceSpec(std::move(spec))).first->second;
+}
+
 absl::Status Importer::plan_node(int i) {
   const proto::NodeDef& nd = def_.node(i);
   auto fail = [&](const absl::Status& s) { return node_error(s.code(), i, s.message()); };
-  absl::StatusOr<DeviceSpec> device = nd.device().empty() ? DeviceSpec{} : DeviceSpec::parse(nd.device());
+  absl::StatusOr<SharedDeviceSpec> device = device_of(nd.device());
   if (!device.ok()) return fail(device.status());
   // The data inputs are edges [first, data_end) (link_inputs: control inputs come last).
   int first = first_edge_[i], data_end = first;
@@ -695,7 +705,7 @@ absl::Status Importer::plan_node(int i) {
 }
 
 absl::Status Importer::plan_composite(int i, const std::vector<Ref>& inputs, const std::vector<int>& control,
-                                      const DeviceSpec& device) {
+                                      const SharedDeviceSpec& device) {
   const proto::NodeDef& nd = def_.node(i);
   const std::string& type = nd.op();
   const size_t want = type == "Mean" ? 2 : 1;

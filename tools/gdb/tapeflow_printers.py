@@ -240,6 +240,12 @@ def device_spec_string(spec):
     return out
 
 
+def shared_device_spec_string(shared):
+    """SharedDeviceSpec::to_string(): "" when it holds none."""
+    spec = _shared(shared["spec_"])
+    return device_spec_string(spec.dereference()) if spec else ""
+
+
 # ---- printers ----------------------------------------------------------------------------
 
 
@@ -299,7 +305,7 @@ class OperationPrinter(_Printer):
         op = node["op"]
         op_type = op.dereference()["type"].string() if op else "?"
         return "tapeflow.Operation('%s', type=%s, device='%s')" % (
-            _string(node["name"]), op_type, device_spec_string(node["requested_device"]))
+            _string(node["name"]), op_type, shared_device_spec_string(node["requested_device"]))
 
 
 class GraphPrinter(_Printer):
