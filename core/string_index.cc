@@ -6,35 +6,43 @@
 namespace tapeflow {
 
 uint32_t PackedStrings::add(std::string_view s) {
-  constexpr size_t kChunk = 64 << 10;
-  if (views_.size() >= UINT32_MAX) throw std::length_error("PackedStrings: more than 2^32 - 1 strings");
-  if (chunks_.empty() || free_ < s.size()) {
-    const size_t size = std::max(kChunk, s.size());
-    chunks_.push_back(std::make_unique_for_overwrite<char[]>(size));
-    next_ = chunks_.back().get();
-    free_ = size;
+  if (places_.size() >= kLarge) throw std::length_error("PackedStrings: more than 2^31 strings");
+  if (s.size() >= 255) {
+    if (large_.size() >= kLarge) throw std::length_error("PackedStrings: more than 2^31 long strings");
+    large_.push_back(std::make_unique<std::string>(s));
+    places_.push_back(kLarge | static_cast<uint32_t>(large_.size() - 1));
+    return static_cast<uint32_t>(places_.size() - 1);
   }
-  std::copy(s.begin(), s.end(), next_);
-  views_.emplace_back(next_, s.size());
-  next_ += s.size();
-  free_ -= s.size();
-  return static_cast<uint32_t>(views_.size() - 1);
+  const uint32_t need = static_cast<uint32_t>(s.size()) + 1;
+  if (kChunkSize - used_ < need) {
+    if (chunks_.size() >= (kLarge >> kChunkBits))
+      throw std::length_error("PackedStrings: more than 2 GiB of strings");
+    chunks_.push_back(std::make_unique_for_overwrite<char[]>(kChunkSize));
+    used_ = 0;
+  }
+  char* p = chunks_.back().get() + used_;
+  p[0] = static_cast<char>(static_cast<unsigned char>(s.size()));
+  std::copy(s.begin(), s.end(), p + 1);
+  places_.push_back(static_cast<uint32_t>((chunks_.size() - 1) << kChunkBits) | used_);
+  used_ += need;
+  return static_cast<uint32_t>(places_.size() - 1);
 }
 
 void PackedStrings::pop_back() {
-  const std::string_view last = views_.back();
-  if (last.data() + last.size() == next_) {
-    next_ -= last.size();
-    free_ += last.size();
+  const uint32_t place = places_.back();
+  places_.pop_back();
+  if (place & kLarge) {
+    large_.pop_back();
+  } else if ((place >> kChunkBits) == chunks_.size() - 1) {
+    used_ = place & (kChunkSize - 1);  // the last string of the last chunk: its bytes are free again
   }
-  views_.pop_back();
 }
 
 void PackedStrings::clear() {
   chunks_.clear();
-  next_ = nullptr;
-  free_ = 0;
-  views_.clear();
+  used_ = kChunkSize;
+  large_.clear();
+  places_.clear();
 }
 
 }  // namespace tapeflow

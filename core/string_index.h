@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -30,19 +31,26 @@
 
 namespace tapeflow {
 
-// Strings appended one after another into large chunks. Id k is the k-th added; its view stays
-// valid until clear() (chunks are never moved).
+// Strings appended one after another into 64 KiB chunks, each after its length. Id k is the k-th
+// added; its view stays valid until clear() (chunks are never moved). 4 bytes per string beside
+// the bytes themselves: a string's place, where a string_view would be 16.
 class PackedStrings {
  public:
   PackedStrings() = default;
   PackedStrings(const PackedStrings&) = delete;
   PackedStrings& operator=(const PackedStrings&) = delete;
 
-  // Stores a copy of s; returns its id.
+  // Stores a copy of s; returns its id. std::length_error past 2 GiB of strings in chunks.
   uint32_t add(std::string_view s);
-  std::string_view operator[](uint32_t id) const { return views_[id]; }
-  size_t size() const { return views_.size(); }
-  void reserve(size_t n) { views_.reserve(n); }
+  std::string_view operator[](uint32_t id) const {
+    const uint32_t place = places_[id];
+    if (place & kLarge) return *large_[place & ~kLarge];
+    const unsigned char* p = reinterpret_cast<const unsigned char*>(chunks_[place >> kChunkBits].get()) +
+                             (place & (kChunkSize - 1));
+    return std::string_view(reinterpret_cast<const char*>(p) + 1, *p);
+  }
+  size_t size() const { return places_.size(); }
+  void reserve(size_t n) { places_.reserve(n); }
   // Removes the last string added (its bytes are reused).
   void pop_back();
   void clear();
@@ -55,10 +63,14 @@ class PackedStrings {
   KeyOf key_of() const { return KeyOf{this}; }
 
  private:
+  // A place is a chunk's index and an offset in it, or kLarge and an index in large_ for a
+  // string of 255 bytes or more (rare in names; they keep their own std::string).
+  static constexpr uint32_t kChunkBits = 16, kChunkSize = uint32_t{1} << kChunkBits;
+  static constexpr uint32_t kLarge = uint32_t{1} << 31;
   std::vector<std::unique_ptr<char[]>> chunks_;
-  char* next_ = nullptr;
-  size_t free_ = 0;
-  std::vector<std::string_view> views_;
+  uint32_t used_ = kChunkSize;  // bytes used in the last chunk
+  std::vector<std::unique_ptr<std::string>> large_;
+  std::vector<uint32_t> places_;
 };
 
 // A set of ids, looked up by their strings. KeyOf: (uint32_t id) -> std::string_view, valid for

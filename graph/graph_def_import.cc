@@ -176,6 +176,7 @@ class Importer {
   std::vector<int> variable_handles_;              // planned VarHandleOps
   std::vector<std::pair<int, int>> variable_uses_;  // planned variable read or update, its planned VarHandleOp
   std::vector<TensorSpec> input_specs_;            // add_planned's scratch, reused
+  std::vector<Ref> refs_;                          // plan_node's scratch, reused
   absl::flat_hash_map<std::string, Ref> mapped_;   // input_map keys, "x:0" form
   absl::flat_hash_map<std::string, SharedDeviceSpec> devices_;  // device_of's, by the NodeDef's text
   std::vector<std::pair<bool, std::pair<int, int>>> returns_;  // (is tensor, (planned node, index))
@@ -586,8 +587,8 @@ absl::Status Importer::plan_node(int i) {
     control.push_back(src);
     ++first;
   }
-  std::vector<Ref> refs;
-  refs.reserve(static_cast<size_t>(data_end - first));
+  std::vector<Ref>& refs = refs_;  // scratch: add_planned copies them into the Node
+  refs.clear();
   for (int k = first; k < data_end; ++k) {
     absl::StatusOr<Ref> r = resolve(edges_[k], nd.input(k - first_edge_[i]));
     if (!r.ok()) return fail(r.status());

@@ -25,6 +25,13 @@ TEST(PackedStringsTest, IdsFollowTheOrderAddedAndViewsSurviveNewChunks) {
   EXPECT_EQ(strings[1], "");
   EXPECT_EQ(strings[2], big);
   EXPECT_EQ(strings[20'002], "name_19999");
+  const std::string longest_short(254, 's'), shortest_long(255, 'l');  // a length byte's limit
+  EXPECT_EQ(strings.add(longest_short), 20'003u);
+  EXPECT_EQ(strings.add(shortest_long), 20'004u);
+  EXPECT_EQ(strings[20'003], longest_short);
+  EXPECT_EQ(strings[20'004], shortest_long);
+  strings.pop_back();
+  strings.pop_back();
   strings.pop_back();
   EXPECT_EQ(strings.size(), 20'002u);
   EXPECT_EQ(strings.add("again"), 20'002u);
