@@ -237,6 +237,28 @@ TEST(GraphTest, AnImplicitVariableReadTakesTheLineOfTheOpThatUsesIt) {
 // The import's batch path (GraphState::add_nodes_unique): nodes planned as ids 1, 2, 3 while
 // another node was added meanwhile land at 2, 3, 4 with their references renumbered, take
 // unique names (against the graph's and under a prefix) and can be found by them.
+// TensorFlow's rule: names in use compare lowercased; a lookup by name is exact.
+TEST(GraphTest, UniqueNamesCompareWithoutCaseAndLookupsAreExact) {
+  Graph g;
+  GraphState& state = *g.state();
+  EXPECT_EQ(state.unique_name("Conv"), "Conv");
+  EXPECT_EQ(state.unique_name("conv"), "conv_1");
+  EXPECT_EQ(state.unique_name("CONV_1"), "CONV_1_1");
+  EXPECT_EQ(state.unique_name("conv"), "conv_2");
+  {
+    auto scope = g.as_default();
+    constant(Tensor(1.f), "Node");
+    constant(Tensor(2.f), "node");
+  }
+  EXPECT_EQ(state.node(0).name, "Node");
+  EXPECT_EQ(state.node(1).name, "node_1");
+  EXPECT_EQ(state.find("Node"), 0);
+  EXPECT_EQ(state.find("node_1"), 1);
+  EXPECT_EQ(state.find("node"), -1);
+  EXPECT_EQ(state.find("NODE"), -1);
+  EXPECT_EQ(state.find("Conv"), -1);  // a name in use, but no node's
+}
+
 TEST(GraphTest, AddNodesUniqueRenumbersABatchPlannedBeforeOtherNodes) {
   Graph g;
   {
