@@ -144,5 +144,34 @@ TEST(DeviceSpecTest, MalformedSpecsSayWhatIsWrong) {
   }
 }
 
+// A node's requested device: empty holds nothing, copies share one spec, it reads as the spec
+// and compares by value.
+TEST(SharedDeviceSpecTest, EmptyHoldsNothingCopiesShareAndEqualityIsByValue) {
+  SharedDeviceSpec none;
+  EXPECT_TRUE(none.empty());
+  EXPECT_EQ(none.to_string(), "");
+  EXPECT_TRUE(none.get().empty());
+  EXPECT_TRUE(SharedDeviceSpec(DeviceSpec{}).empty());  // an empty spec is not kept
+
+  SharedDeviceSpec gpu = parse("/job:ps/task:1/device:GPU:0");
+  ASSERT_FALSE(gpu.empty());
+  const SharedDeviceSpec copy = gpu;
+  EXPECT_EQ(&copy.get(), &gpu.get());  // one spec, shared
+  const DeviceSpec& read = copy;
+  EXPECT_EQ(read.job, "ps");
+  EXPECT_EQ(read.task, 1);
+  EXPECT_EQ(read.device_type, "GPU");
+  EXPECT_EQ(copy.to_string(), "/job:ps/task:1/device:GPU:0");
+
+  const SharedDeviceSpec same = parse("/job:ps/task:1/device:GPU:0");  // another spec, equal fields
+  EXPECT_NE(&same.get(), &gpu.get());
+  EXPECT_TRUE(same == gpu);
+  EXPECT_FALSE(same == none);
+  gpu = parse("/cpu:0");  // replaces this one's spec, not the copy's
+  EXPECT_EQ(gpu.to_string(), "/device:CPU:0");
+  EXPECT_EQ(copy.to_string(), "/job:ps/task:1/device:GPU:0");
+  EXPECT_FALSE(gpu == copy);
+}
+
 }  // namespace
 }  // namespace tapeflow
