@@ -26,7 +26,7 @@ struct TensorSpec {
   Shape shape;
 };
 
-using OutputSpecs = absl::InlinedVector<TensorSpec, 2>;
+using OutputSpecs = absl::InlinedVector<TensorSpec, 1>;  // one inline: most ops have one output, and a Node holds one
 
 struct InferenceContext {
   const char* op;  // the API name, for messages

@@ -57,7 +57,7 @@ struct Node {
   int id = -1;
   std::string name;
   const OpDef* op = nullptr;
-  std::vector<TensorRef> inputs;
+  absl::InlinedVector<TensorRef, 2> inputs;  // two inline: no allocation for most nodes
   std::vector<int> control_inputs;
   AttrMap attrs;
   OutputSpecs outputs;             // dtypes and (possibly partial) shapes

@@ -40,7 +40,7 @@ int GraphBuildingContext::add_op(const OpDef& op, std::vector<TensorRef> inputs,
   std::erase_if(control, [&](int c) {
     return std::any_of(inputs.begin(), inputs.end(), [&](const TensorRef& r) { return r.node == c; });
   });
-  node.inputs = std::move(inputs);
+  node.inputs.assign(inputs.begin(), inputs.end());
   node.control_inputs = std::move(control);
   return graph_.state()->add_node(std::move(node));
 }

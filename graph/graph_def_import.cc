@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <numeric>
 #include <bit>
+#include <cstdint>
 #include <string_view>
 #include <tuple>
 
@@ -187,9 +188,11 @@ class Importer {
 // nodes none of it is in cache, each level waits on the one before, and a node that waited for
 // memory at every level cost more than the rest of its work (Note [Linear import]).
 constexpr int kStage = 4;
-void prefetch_object(const void* p) {
-  __builtin_prefetch(p);
-  __builtin_prefetch(static_cast<const char*>(p) + 64);
+// Every cache line of *p: a NodeDef (192 bytes) spans three or four, and the fields read first
+// (name, op) sit past its first two (prefetching only those left that load waiting on memory).
+template <typename T> void prefetch_object(const T* p) {
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(p), end = begin + sizeof(T);
+  for (uintptr_t line = begin & ~uintptr_t{63}; line < end; line += 64) __builtin_prefetch(reinterpret_cast<const void*>(line));
 }
 
 void Importer::prefetch_for_index(int i) const {

@@ -33,18 +33,22 @@ int Plan::add_transfer(const TensorRef& ref, int src, Device* dst, int dst_lane,
     node.attrs.set("recv_device", t.dst->name());
     return node;
   };
-  PlanStep send;
-  send.node = &make_node(kSendOp);
+  // The steps are built in place: moving a PlanStep's inline vectors trips GCC 12's
+  // -Wmaybe-uninitialized inside absl::InlinedVector.
+  Device* const src_device = producer.device;  // `producer` points into steps_, which grows below
+  const int src_lane = producer.lane;
+  const Node& send_node = make_node(kSendOp);
+  Node& recv_node = make_node(kRecvOp);
+  recv_node.outputs.push_back(from.outputs[ref.index]);
+  PlanStep& send = steps_.emplace_back();
+  send.node = &send_node;
   send.kind = PlanStep::Kind::kSend;
-  send.device = producer.device;
-  send.lane = producer.lane;
+  send.device = src_device;
+  send.lane = src_lane;
   send.transfer = index;
   send.inputs.push_back(src_slot);
   send.first_output = 0;
-  steps_.push_back(std::move(send));
-  PlanStep recv;
-  Node& recv_node = make_node(kRecvOp);
-  recv_node.outputs.push_back(from.outputs[ref.index]);
+  PlanStep& recv = steps_.emplace_back();  // `send` is not used past here
   recv.node = &recv_node;
   recv.kind = PlanStep::Kind::kRecv;
   recv.device = dst;
@@ -52,9 +56,8 @@ int Plan::add_transfer(const TensorRef& ref, int src, Device* dst, int dst_lane,
   recv.transfer = index;
   recv.first_output = slots++;
   recv.num_outputs = 1;
-  steps_.push_back(std::move(recv));
   transfers_.push_back(std::move(t));
-  return steps_.back().first_output;
+  return recv.first_output;
 }
 
 std::vector<PartitionGraph> Plan::partition_graphs() const {
