@@ -45,9 +45,15 @@ int GraphState::add_node_locked(std::unique_ptr<Node> node, bool mark_used) {
   node->id = id;
   nodes_.push_back(std::move(node));  // first: by_name_ reads the names of the nodes it indexes
   const std::string& name = nodes_.back()->name;
-  by_name_.insert_or_assign(name, static_cast<uint32_t>(id));
-  // A name given explicitly (not through unique_name) still counts as used.
-  if (mark_used) names_in_use_.try_emplace(absl::AsciiStrToLower(name), 1);
+  try {
+    by_name_.insert_or_assign(name, static_cast<uint32_t>(id));
+    // A name given explicitly (not through unique_name) still counts as used.
+    if (mark_used) names_in_use_.try_emplace(absl::AsciiStrToLower(name), 1);
+  } catch (...) {  // out of memory: the node is not added, and no index entry names it
+    if (by_name_.find(name) == id) by_name_.erase(name);
+    nodes_.pop_back();
+    throw;
+  }
   ++version_;
   return id;
 }

@@ -390,6 +390,28 @@ TEST(GraphDefErrorTest, MalformedTextAndBytesAreInvalidArgument) {
 
 // ---- import_graph_def semantics ----
 
+// Nodes naming the same device string share one spec (Importer::device_of); a node naming none
+// holds none; a device string that does not parse is an error naming the node, the graph unchanged.
+TEST(GraphDefImportTest, NodesNamingOneDeviceShareItsSpecAndABadDeviceNamesTheNode) {
+  const std::string t = R"pb( attr { key: "T" value { type: DT_FLOAT } } })pb";
+  const GraphDef def = graph_def_from_text(std::string(kX) +
+      R"pb(node { name: "a" op: "Neg" input: "x" device: "/job:ps/task:0/device:CPU:0")pb" + t +
+      R"pb(node { name: "b" op: "Square" input: "a" device: "/job:ps/task:0/device:CPU:0")pb" + t +
+      R"pb(node { name: "c" op: "Neg" input: "b")pb" + t);
+  const Graph g = graph_from_graph_def(def);
+  const GraphState& state = *g.state();
+  const Node& a = state.node(state.find("a"));
+  const Node& b = state.node(state.find("b"));
+  EXPECT_EQ(a.requested_device.to_string(), "/job:ps/task:0/device:CPU:0");
+  EXPECT_EQ(&a.requested_device.get(), &b.requested_device.get());  // one spec for both
+  EXPECT_TRUE(state.node(state.find("c")).requested_device.empty());
+  EXPECT_EQ(g.get_operation_by_name("b").device(), "/job:ps/task:0/device:CPU:0");
+
+  expect_import_error<InvalidArgumentError>(
+      std::string(kX) + R"pb(node { name: "d" op: "Neg" input: "x" device: "/device:CPU:zero")pb" + t,
+      "[import_graph_def] node 'd' (Neg): Malformed device specification '/device:CPU:zero': device index 'zero'");
+}
+
 TEST(GraphDefImportTest, PrefixInputMapReturnElementsCollisionsDevicesAndControlInputs) {
   const GraphDef def = graph_def_from_text(std::string(kX) + R"pb(
     node { name: "y" op: "Square" input: "x" device: "/device:CPU:0" attr { key: "T" value { type: DT_FLOAT } } }

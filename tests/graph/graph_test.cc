@@ -234,9 +234,6 @@ TEST(GraphTest, AnImplicitVariableReadTakesTheLineOfTheOpThatUsesIt) {
 }
 
 }  // namespace
-// The import's batch path (GraphState::add_nodes_unique): nodes planned as ids 1, 2, 3 while
-// another node was added meanwhile land at 2, 3, 4 with their references renumbered, take
-// unique names (against the graph's and under a prefix) and can be found by them.
 // TensorFlow's rule: names in use compare lowercased; a lookup by name is exact.
 TEST(GraphTest, UniqueNamesCompareWithoutCaseAndLookupsAreExact) {
   Graph g;
@@ -259,6 +256,9 @@ TEST(GraphTest, UniqueNamesCompareWithoutCaseAndLookupsAreExact) {
   EXPECT_EQ(state.find("Conv"), -1);  // a name in use, but no node's
 }
 
+// The import's batch path (GraphState::add_nodes_unique): nodes planned as ids 1, 2, 3 while
+// another node was added meanwhile land at 2, 3, 4 with their references renumbered, take
+// unique names (against the graph's and under a prefix) and can be found by them.
 TEST(GraphTest, AddNodesUniqueRenumbersABatchPlannedBeforeOtherNodes) {
   Graph g;
   {
