@@ -88,44 +88,76 @@ ZerosTable make_zeros_table(size_t n) {
   return z;
 }
 
-__attribute__((target("sse4.2"))) inline uint64_t load_crc64(uint64_t c, const unsigned char* p) {
+// One 8-byte word into the checksum, and with kCopy also to `d` (crc32c_copy): the word goes
+// through a register once, where a copy and then a checksum would read it twice.
+template <bool kCopy>
+__attribute__((target("sse4.2"))) inline uint64_t load_crc64(uint64_t c, const unsigned char* p, unsigned char* d) {
   uint64_t word;
   std::memcpy(&word, p, 8);  // unaligned-safe
+  if constexpr (kCopy) std::memcpy(d, &word, 8);
   return _mm_crc32_u64(c, word);
 }
 
-__attribute__((target("sse4.2"))) uint32_t finish_serial(uint64_t c, const unsigned char* p, size_t n) {
-  for (; n >= 8; p += 8, n -= 8) c = load_crc64(c, p);
+template <bool kCopy>
+__attribute__((target("sse4.2"))) uint32_t finish_serial(uint64_t c, const unsigned char* p, size_t n, unsigned char* d) {
+  for (; n >= 8; p += 8, n -= 8) {
+    c = load_crc64<kCopy>(c, p, d);
+    if constexpr (kCopy) d += 8;
+  }
   uint32_t c32 = static_cast<uint32_t>(c);
-  while (n--) c32 = _mm_crc32_u8(c32, *p++);
+  while (n--) {
+    if constexpr (kCopy) *d++ = *p;
+    c32 = _mm_crc32_u8(c32, *p++);
+  }
   return c32;
 }
+
+// The three chains of Note [CRC32C interleave]; with kCopy every word is also stored at the
+// same offset from `d`.
+const ZerosTable& lane_zeros(size_t lane) {
+  static const ZerosTable long_zeros = make_zeros_table(kLongLane);
+  static const ZerosTable short_zeros = make_zeros_table(kShortLane);
+  return lane == kLongLane ? long_zeros : short_zeros;
+}
+
+template <bool kCopy>
+__attribute__((target("sse4.2"))) uint32_t extend_lanes(uint32_t crc, const unsigned char* p, size_t n, unsigned char* d) {
+  auto to = [&d](size_t offset) -> unsigned char* {  // no arithmetic on the null `d` of a checksum only
+    if constexpr (kCopy) return d + offset;
+    return nullptr;
+  };
+  uint64_t c0 = ~crc;
+  for (const size_t lane : {kLongLane, kShortLane}) {
+    const ZerosTable* zeros = &lane_zeros(lane);
+    for (; n >= 3 * lane; p += 3 * lane, n -= 3 * lane) {
+      uint64_t c1 = 0, c2 = 0;
+      for (size_t i = 0; i < lane; i += 8) {
+        c0 = load_crc64<kCopy>(c0, p + i, to(i));
+        c1 = load_crc64<kCopy>(c1, p + lane + i, to(lane + i));
+        c2 = load_crc64<kCopy>(c2, p + 2 * lane + i, to(2 * lane + i));
+      }
+      c0 = zeros->apply(static_cast<uint32_t>(c0)) ^ static_cast<uint32_t>(c1);
+      c0 = zeros->apply(static_cast<uint32_t>(c0)) ^ static_cast<uint32_t>(c2);
+      if constexpr (kCopy) d += 3 * lane;
+    }
+  }
+  return ~finish_serial<kCopy>(c0, p, n, d);
+}
+
+const unsigned char* bytes(std::span<const std::byte> data) { return reinterpret_cast<const unsigned char*>(data.data()); }
 
 }  // namespace
 
 __attribute__((target("sse4.2"))) uint32_t extend_sse42_serial(uint32_t crc, std::span<const std::byte> data) {
-  return ~finish_serial(~crc, reinterpret_cast<const unsigned char*>(data.data()), data.size());
+  return ~finish_serial<false>(~crc, bytes(data), data.size(), nullptr);
 }
 
-__attribute__((target("sse4.2"))) uint32_t extend_sse42(uint32_t crc, std::span<const std::byte> data) {
-  static const ZerosTable long_zeros = make_zeros_table(kLongLane);
-  static const ZerosTable short_zeros = make_zeros_table(kShortLane);
-  const auto* p = reinterpret_cast<const unsigned char*>(data.data());
-  size_t n = data.size();
-  uint64_t c0 = ~crc;
-  for (const auto& [lane, zeros] : {std::pair{kLongLane, &long_zeros}, std::pair{kShortLane, &short_zeros}}) {
-    for (; n >= 3 * lane; p += 3 * lane, n -= 3 * lane) {
-      uint64_t c1 = 0, c2 = 0;
-      for (size_t i = 0; i < lane; i += 8) {
-        c0 = load_crc64(c0, p + i);
-        c1 = load_crc64(c1, p + lane + i);
-        c2 = load_crc64(c2, p + 2 * lane + i);
-      }
-      c0 = zeros->apply(static_cast<uint32_t>(c0)) ^ static_cast<uint32_t>(c1);
-      c0 = zeros->apply(static_cast<uint32_t>(c0)) ^ static_cast<uint32_t>(c2);
-    }
-  }
-  return ~finish_serial(c0, p, n);
+uint32_t extend_sse42(uint32_t crc, std::span<const std::byte> data) {
+  return extend_lanes<false>(crc, bytes(data), data.size(), nullptr);
+}
+
+uint32_t copy_sse42(uint32_t crc, std::byte* dst, std::span<const std::byte> src) {
+  return extend_lanes<true>(crc, bytes(src), src.size(), reinterpret_cast<unsigned char*>(dst));
 }
 
 bool has_sse42() {
@@ -134,9 +166,15 @@ bool has_sse42() {
 }
 #else
 uint32_t extend_sse42(uint32_t crc, std::span<const std::byte> data) { return extend_table(crc, data); }
+uint32_t copy_sse42(uint32_t crc, std::byte* dst, std::span<const std::byte> src) { return copy_table(crc, dst, src); }
 uint32_t extend_sse42_serial(uint32_t crc, std::span<const std::byte> data) { return extend_table(crc, data); }
 bool has_sse42() { return false; }
 #endif
+
+uint32_t copy_table(uint32_t crc, std::byte* dst, std::span<const std::byte> src) {
+  if (!src.empty()) std::memcpy(dst, src.data(), src.size());
+  return extend_table(crc, {dst, src.size()});
+}
 
 const char* active_implementation() { return has_sse42() ? "sse4.2" : "table"; }
 
@@ -145,6 +183,11 @@ const char* active_implementation() { return has_sse42() ? "sse4.2" : "table"; }
 uint32_t crc32c_extend(uint32_t crc, std::span<const std::byte> data) {
   return crc32c_internal::has_sse42() ? crc32c_internal::extend_sse42(crc, data)
                                       : crc32c_internal::extend_table(crc, data);
+}
+
+uint32_t crc32c_copy(uint32_t crc, std::byte* dst, std::span<const std::byte> src) {
+  return crc32c_internal::has_sse42() ? crc32c_internal::copy_sse42(crc, dst, src)
+                                      : crc32c_internal::copy_table(crc, dst, src);
 }
 
 }  // namespace tapeflow

@@ -1,5 +1,6 @@
-// The safetensors codec (pure functions over bytes) and CRC32C: round trips, bytes written the
-// way Python's safetensors writes them, every malformed input, and a fuzz-style loop.
+// The safetensors codec (pure functions over bytes): round trips, bytes written the way Python's
+// safetensors writes them, every malformed input, checked copies, and a fuzz-style loop.
+// CRC32C itself: tests/saving/crc32c_test.cc.
 #include "saving/safetensors.h"
 
 #include <gmock/gmock.h>
@@ -9,7 +10,6 @@
 #include <random>
 
 #include "core/errors.h"
-#include "saving/crc32c.h"
 #include "tests/support/test_util.h"
 
 namespace tapeflow {
@@ -34,72 +34,6 @@ template <typename T> std::string raw(std::initializer_list<T> values) {
   std::string out;
   for (T v : values) out.append(reinterpret_cast<const char*>(&v), sizeof(T));
   return out;
-}
-
-// ---- CRC32C ----
-
-std::span<const std::byte> sp(const std::string& s) { return as_bytes(s); }
-
-TEST(Crc32cTest, KnownVectorsBothImplementations) {
-  const std::string zeros(32, '\0'), ones(32, '\xff');
-  std::string inc(32, '\0');
-  for (int i = 0; i < 32; ++i) inc[i] = char(i);
-  struct Case { std::string in; uint32_t crc; };
-  // RFC 3720 (iSCSI) B.4 and the classic check value.
-  const std::vector<Case> cases = {{"123456789", 0xE3069283u}, {"", 0u}, {zeros, 0x8A9136AAu},
-                                   {ones, 0x62A8AB43u}, {inc, 0x46DD794Eu}};
-  for (const Case& c : cases) {
-    EXPECT_EQ(crc32c_internal::extend_table(0, sp(c.in)), c.crc) << "table, " << c.in.size() << " bytes";
-    EXPECT_EQ(crc32c(c.in), c.crc) << crc32c_internal::active_implementation();
-    if (crc32c_internal::has_sse42()) {
-      EXPECT_EQ(crc32c_internal::extend_sse42(0, sp(c.in)), c.crc) << "sse4.2";
-    }
-  }
-  if (!crc32c_internal::has_sse42()) GTEST_SKIP() << "no SSE4.2 here: only the table was checked";
-}
-
-TEST(Crc32cTest, ImplementationsAgreeAndExtend) {
-  std::mt19937 rng(7);
-  std::string buf(300, '\0');
-  for (char& c : buf) c = char(rng());
-  for (size_t start = 0; start < 9; ++start) {
-    for (size_t len = 0; start + len <= buf.size(); len += 7) {
-      const auto part = sp(buf).subspan(start, len);
-      const uint32_t table = crc32c_internal::extend_table(0, part);
-      if (crc32c_internal::has_sse42()) {
-        ASSERT_EQ(crc32c_internal::extend_sse42(0, part), table);
-      }
-      const size_t cut = len / 3;
-      ASSERT_EQ(crc32c_extend(crc32c(part.subspan(0, cut)), part.subspan(cut)), table);
-    }
-  }
-  EXPECT_STREQ(crc32c_internal::active_implementation(), crc32c_internal::has_sse42() ? "sse4.2" : "table");
-}
-
-// Note [CRC32C interleave]: lengths that take the 8 KiB lanes (>= 24576 bytes), the 256-byte
-// lanes (>= 768) and both, with a tail, at odd offsets and from a non-zero running CRC; each
-// against the table and the single chain, so a wrong join shows on every path.
-TEST(Crc32cTest, InterleavedLanesAgreeWithTheSingleChainAndTheTable) {
-  if (!crc32c_internal::has_sse42()) GTEST_SKIP() << "no SSE4.2 here: the interleaved path does not run";
-  std::mt19937 rng(11);
-  std::string buf(3 * 8192 * 2 + 3 * 256 * 3 + 64, '\0');
-  for (char& c : buf) c = char(rng());
-  for (size_t len : {767u, 768u, 769u, 1535u, 2304u, 24575u, 24576u, 24577u, 25000u, 49152u + 768u + 13u}) {
-    for (size_t start : {0u, 1u, 5u}) {
-      if (start + len > buf.size()) continue;
-      const auto part = sp(buf).subspan(start, len);
-      const uint32_t table = crc32c_internal::extend_table(0x1234567u, part);
-      ASSERT_EQ(crc32c_internal::extend_sse42_serial(0x1234567u, part), table) << len << " bytes at " << start;
-      ASSERT_EQ(crc32c_internal::extend_sse42(0x1234567u, part), table) << len << " bytes at " << start;
-    }
-  }
-  // A single flipped bit in any lane changes the checksum.
-  const uint32_t whole = crc32c(buf);
-  for (size_t at : {size_t{10}, size_t{8192 + 3}, size_t{2 * 8192 + 7}, buf.size() - 1}) {
-    std::string flipped = buf;
-    flipped[at] ^= 0x10;
-    EXPECT_NE(crc32c(flipped), whole) << "bit flipped at " << at;
-  }
 }
 
 // ---- round trips ----
@@ -271,6 +205,32 @@ TEST(SafetensorsTest, ChecksumsCanBeSkipped) {
   file.back() ^= 1;
   EXPECT_THROW(decode_safetensors(bytes_of(file)), DataLossError);
   EXPECT_NO_THROW(decode_safetensors(bytes_of(file), "f", DecodeOptions{.verify_checksums = false}));
+}
+
+// Note [Checked copy]: a tensor large enough for every lane of crc32c_copy is restored whole, and
+// a flipped data byte in it (decoded without the checksum pass) is a DataLossError naming the
+// tensor and the file when it is copied.
+TEST(SafetensorsTest, VerifiedCopyRestoresLargeTensorsAndCatchesAFlippedByte) {
+  std::vector<float> values(3 * 8192 + 777);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.25f - 100.f;
+  const Tensor w(values, Shape{static_cast<int64_t>(values.size())});
+  std::string file = encode_safetensors({{"w", w}, {"small", Tensor({1.f, 2.f, 3.f})}});
+  const SafetensorsFile good = decode_safetensors(bytes_of(file), "ok.safetensors");
+  for (const char* name : {"w", "small"}) {
+    SCOPED_TRACE(name);
+    const Tensor back = to_tensor_verified(good.at(name), "ok.safetensors");
+    EXPECT_EQ(back.shape(), to_tensor(good.at(name)).shape());
+    EXPECT_EQ(back.to_vector<float>(), to_tensor(good.at(name)).to_vector<float>());
+  }
+  file[file.size() - 5000] ^= 0x08;  // inside w's 100 KB of data, whichever tensor comes last
+  const SafetensorsFile bad = decode_safetensors(bytes_of(file), "bad.safetensors", {.verify_checksums = false});
+  EXPECT_NO_THROW(to_tensor_verified(bad.at("small"), "bad.safetensors"));
+  try {
+    to_tensor_verified(bad.at("w"), "bad.safetensors");
+    FAIL() << "a flipped byte was not caught";
+  } catch (const DataLossError& e) {
+    EXPECT_THAT(e.message(), AllOf(HasSubstr("bad.safetensors"), HasSubstr("'w'")));
+  }
 }
 
 // Random truncations and byte flips of a valid file: the decoder only ever throws tapeflow
