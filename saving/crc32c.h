@@ -20,13 +20,13 @@ namespace tapeflow {
 // The checksum of `data` continuing from the checksum `crc` of the bytes before it.
 uint32_t crc32c_extend(uint32_t crc, std::span<const std::byte> data);
 inline uint32_t crc32c(std::span<const std::byte> data) { return crc32c_extend(0, data); }
+inline uint32_t crc32c(std::string_view s) {
+  return crc32c({reinterpret_cast<const std::byte*>(s.data()), s.size()});
+}
 // Copies `src` to `dst` (src.size() bytes, not overlapping) and returns crc32c_extend(crc, src),
 // in one pass: each word is checksummed on its way through (restoring checkpoints, Note
 // [Checked copy] in saving/safetensors.cc).
 uint32_t crc32c_copy(uint32_t crc, std::byte* dst, std::span<const std::byte> src);
-inline uint32_t crc32c(std::string_view s) {
-  return crc32c({reinterpret_cast<const std::byte*>(s.data()), s.size()});
-}
 
 namespace crc32c_internal {
 uint32_t extend_table(uint32_t crc, std::span<const std::byte> data);
