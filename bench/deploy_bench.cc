@@ -3,8 +3,8 @@
 //      sequential write (+ fsync, as save_model does) and read of the same number of bytes:
 //      counters save_MBps / plain_write_MBps and fraction = bundle speed / plain speed;
 //   2. batch-1 inference: the loaded model's signature vs the same network run eagerly;
-//   3. GraphDef import of 10k- to 200k-node graphs: ns_per_node (linear when equal; it steps up
-//      where the import's ~900 bytes a node outgrow the 32 MB L3, then stays flat), and
+//   3. GraphDef import of 10k- to 200k-node graphs: ns_per_node (linear when equal; it rises
+//      while the import's ~900 bytes a node outgrow the L2 and the 32 MB L3, then stays flat), and
 //      BM_GraphDefImportScaling: both sizes interleaved in one run, counter ratio = the 100k
 //      import's time / the 10k one's (the target: at most 11), and ratio_cold, the same with
 //      the caches flushed before each import.

@@ -76,7 +76,6 @@ TEST(Crc32cTest, InterleavedLanesAgreeWithTheSingleChainAndTheTable) {
   }
 }
 
-
 // crc32c_copy (Note [Checked copy]): for lengths on every path of the lanes, at odd source and
 // destination offsets and from a non-zero running CRC, each implementation copies exactly the
 // source bytes (the guard bytes around the destination stay) and returns extend_table's checksum.
