@@ -76,7 +76,12 @@ class PackedStrings {
 // A set of ids, looked up by their strings. KeyOf: (uint32_t id) -> std::string_view, valid for
 // every id in the index while it is there (read when a lookup's hash matches). Equal strings
 // are one entry.
-template <typename KeyOf>
+//
+// kFoldCase: strings that differ only in ASCII case hash alike, so the index also answers
+// "is there an entry equal to this one, ignoring case?" (the *_folded calls, which take the
+// string already lowercased). Lookups stay exact. GraphState's by_name_ is one: TensorFlow
+// compares names in use without case, and the graph needs no second table for that.
+template <typename KeyOf, bool kFoldCase = false>
 class StringIndex {
  public:
   explicit StringIndex(KeyOf key_of) : set_(0, Hasher{}, Equal{key_of}) {}
@@ -111,6 +116,32 @@ class StringIndex {
   }
   // Fetches the cache lines a later find or insert of `key` reads.
   void prefetch(std::string_view key) const { set_.prefetch(hashed(key)); }
+
+  // ---- kFoldCase only; `lower` is a lowercased string ----
+  // Whether some entry's string equals `lower` ignoring case.
+  bool contains_folded(std::string_view lower) const
+    requires kFoldCase
+  {
+    return set_.contains(folded(lower));
+  }
+  // Adds `id`, whose string lowercased is `lower`, unless some entry's string equals it ignoring
+  // case. Returns the id now under it and whether it is `id`.
+  std::pair<uint32_t, bool> insert_unless_folded(std::string_view lower, uint32_t id)
+    requires kFoldCase
+  {
+    const Key k = folded(lower);
+    bool inserted = false;
+    auto it = set_.lazy_emplace(k, [&](const auto& construct) {
+      inserted = true;
+      construct(uint64_t{k.hash} << 32 | id);
+    });
+    return {id_of(*it), inserted};
+  }
+  void prefetch_folded(std::string_view lower) const
+    requires kFoldCase
+  {
+    set_.prefetch(folded(lower));
+  }
   void reserve(size_t n) { set_.reserve(n); }
   size_t size() const { return set_.size(); }
   void clear() { set_.clear(); }
@@ -122,9 +153,34 @@ class StringIndex {
   struct Key {
     std::string_view text;
     uint32_t hash;
+    bool fold = false;  // compare ignoring case (`text` is lowercase)
   };
+  static uint32_t hash_of(std::string_view s) {
+    return static_cast<uint32_t>(absl::Hash<absl::string_view>{}(absl::string_view(s.data(), s.size())) >> 32);
+  }
   static Key hashed(std::string_view s) {
-    return {s, static_cast<uint32_t>(absl::Hash<absl::string_view>{}(absl::string_view(s.data(), s.size())) >> 32)};
+    if constexpr (kFoldCase) {
+      // The hash of the lowercased string: names are short, so a stack copy almost always.
+      char small[64];
+      std::string large;
+      char* lower = small;
+      if (s.size() > sizeof small) {
+        large.resize(s.size());
+        lower = large.data();
+      }
+      for (size_t i = 0; i < s.size(); ++i) lower[i] = ascii_lower(s[i]);
+      return {s, hash_of(std::string_view(lower, s.size()))};
+    } else {
+      return {s, hash_of(s)};
+    }
+  }
+  static Key folded(std::string_view lower) { return {lower, hash_of(lower), true}; }
+  static char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+  static bool equal_folded(std::string_view s, std::string_view lower) {
+    if (s.size() != lower.size()) return false;
+    for (size_t i = 0; i < s.size(); ++i)
+      if (ascii_lower(s[i]) != lower[i]) return false;
+    return true;
   }
   static uint32_t id_of(Slot slot) { return static_cast<uint32_t>(slot); }
   // The table's hash, from the 32 kept bits (multiplying by an odd constant spreads them over
@@ -139,7 +195,8 @@ class StringIndex {
     using is_transparent = void;
     KeyOf key_of;
     bool operator()(const Key& k, Slot slot) const {
-      return static_cast<uint32_t>(slot >> 32) == k.hash && key_of(id_of(slot)) == k.text;
+      if (static_cast<uint32_t>(slot >> 32) != k.hash) return false;
+      return k.fold ? equal_folded(key_of(id_of(slot)), k.text) : key_of(id_of(slot)) == k.text;
     }
     bool operator()(Slot slot, const Key& k) const { return (*this)(k, slot); }
     bool operator()(Slot a, Slot b) const {

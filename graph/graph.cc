@@ -30,10 +30,10 @@ Tensor GraphState::node_input(int node, int index) const {
 int GraphState::add_node(Node node) {
   auto owned = std::make_unique<Node>(std::move(node));
   std::lock_guard<std::mutex> lock(mu_);
-  return add_node_locked(std::move(owned), /*mark_used=*/true);
+  return add_node_locked(std::move(owned));
 }
 
-int GraphState::add_node_locked(std::unique_ptr<Node> node, bool mark_used) {
+int GraphState::add_node_locked(std::unique_ptr<Node> node) {
   const int id = static_cast<int>(nodes_.size());
   for (const TensorRef& in : node->inputs)
     if (in.node < 0 || in.node >= id || in.index < 0 ||
@@ -46,9 +46,8 @@ int GraphState::add_node_locked(std::unique_ptr<Node> node, bool mark_used) {
   nodes_.push_back(std::move(node));  // first: by_name_ reads the names of the nodes it indexes
   const std::string& name = nodes_.back()->name;
   try {
+    // Its name is now in use, given explicitly or not (Note [Names in use]).
     by_name_.insert_or_assign(name, static_cast<uint32_t>(id));
-    // A name given explicitly (not through unique_name) still counts as used.
-    if (mark_used) names_in_use_.try_emplace(absl::AsciiStrToLower(name), 1);
   } catch (...) {  // out of memory: the node is not added, and no index entry names it
     if (by_name_.find(name) == id) by_name_.erase(name);
     nodes_.pop_back();
@@ -58,19 +57,33 @@ int GraphState::add_node_locked(std::unique_ptr<Node> node, bool mark_used) {
   return id;
 }
 
-// TensorFlow's Graph.unique_name: the first use keeps the name; later uses append _1, _2...
-// skipping names already taken (compared case-insensitively). Marks the result as used. `name`
-// becomes the unique name; `key` is it lowercased. Returns whether `name` changed. Called with
-// mu_ held.
-bool GraphState::make_unique_locked(UseCounts& names_in_use, std::string& name, std::string_view key) {
-  const auto [uses, inserted] = names_in_use.try_emplace(key, 1);
-  if (inserted) return false;
+// Note [Names in use]
+// TensorFlow's Graph.unique_name: the first use of a name keeps it; later uses append _1, _2...
+// skipping names already taken, compared case-insensitively. A name is in use when a node has
+// it (by_name_ hashes names lowercased, so it answers that without a second table) or when
+// names_in_use_ lists it (a name scope, a name handed out before its node exists). Its count
+// of uses is names_in_use_'s when listed there, else 1 for a node's name. So adding a node, the
+// import's 100k included, touches one table, and names_in_use_ stays small: a 100k-node import
+// with a lowercased copy of every name in a second table was 8% slower (Note [Linear import],
+// graph/graph_def_import.cc).
+//
+// `name` becomes the unique name; `key` is it lowercased. Returns whether `name` changed.
+// Called with mu_ held.
+bool GraphState::make_unique_locked(std::string& name, std::string_view key, bool record) {
+  int* uses = names_in_use_.find(key);
+  if (uses == nullptr) {
+    if (!by_name_.contains_folded(key)) {  // the first use
+      if (record) names_in_use_.try_emplace(key, 1);
+      return false;
+    }
+    uses = names_in_use_.try_emplace(key, 1).first;  // a node's name: used once so far
+  }
   int i = (*uses)++;
   std::string candidate;
   do {
     candidate = absl::StrCat(absl::string_view(key.data(), key.size()), "_", i++);
-  } while (names_in_use.contains(candidate));
-  names_in_use.try_emplace(candidate, 1);
+  } while (in_use_locked(candidate));
+  if (record) names_in_use_.try_emplace(candidate, 1);
   absl::StrAppend(&name, "_", i - 1);
   return true;
 }
@@ -78,7 +91,7 @@ bool GraphState::make_unique_locked(UseCounts& names_in_use, std::string& name, 
 std::string GraphState::unique_name(std::string_view name_view) {
   std::lock_guard<std::mutex> lock(mu_);
   std::string name(name_view);
-  make_unique_locked(names_in_use_, name, absl::AsciiStrToLower(name));
+  make_unique_locked(name, absl::AsciiStrToLower(name), /*record=*/true);
   return name;
 }
 
@@ -94,14 +107,12 @@ int GraphState::add_nodes_unique(std::vector<std::unique_ptr<Node>> nodes, absl:
   const bool adopt = nodes_.empty();
   if (adopt) nodes_ = std::move(nodes);
   else nodes_.reserve(nodes_.size() + n);
-  auto batch_node = [&](size_t k) -> Node& { return adopt ? *nodes_[k] : *nodes[k]; };
   by_name_.reserve(by_name_.size() + n);
-  names_in_use_.reserve(names_in_use_.size() + n);
-  // Node k's full name and its lowercased key are made, and its slots in both tables fetched,
-  // kAhead nodes before it is added: at 100k nodes the tables are larger than the caches, and a
-  // lookup that waits on memory costs more than the rest of the node's work. The Node itself is
-  // only written when its name or its id differ from the planned ones: reading 100k Nodes back
-  // from memory was half of this loop's time.
+  // Node k's full name and its lowercased key are made, and its slot fetched, kAhead nodes
+  // before it is added: at 100k nodes the table is larger than the caches, and a lookup that
+  // waits on memory costs more than the rest of the node's work. The Node itself is only
+  // written when its name or its id differ from the planned ones: reading 100k Nodes back from
+  // memory was half of this loop's time.
   constexpr size_t kAhead = 8;
   std::array<std::string, kAhead> full_names, keys;
   const absl::string_view prefix_view(prefix.data(), prefix.size());
@@ -113,25 +124,30 @@ int GraphState::add_nodes_unique(std::vector<std::unique_ptr<Node>> nodes, absl:
     std::string& key = keys[k % kAhead];
     key = full;
     absl::AsciiStrToLower(&key);
-    names_in_use_.prefetch(key);
-    by_name_.prefetch(full);
+    by_name_.prefetch_folded(key);
   };
   for (size_t k = 0; k < std::min(n, kAhead); ++k) stage(k);
   const int shift = first - assumed_first;
   for (size_t k = 0; k < n; ++k) {
     std::string name = std::move(full_names[k % kAhead]);
-    const bool renamed = make_unique_locked(names_in_use_, name, keys[k % kAhead]);
+    const std::string key = std::move(keys[k % kAhead]);
     if (k + kAhead < n) stage(k + kAhead);
     const int id = first + static_cast<int>(k);
-    if (renamed || !prefix.empty()) batch_node(k).name = name;
+    if (!adopt) nodes_.push_back(std::move(nodes[k]));  // first: by_name_ reads the names it indexes
+    Node& node = *nodes_[static_cast<size_t>(id)];
+    if (!prefix.empty()) node.name = name;
+    // The common case in one probe: no name in use equals it, and it is indexed as it is.
+    const bool listed = names_in_use_.size() > 0 && names_in_use_.contains(key);
+    if (listed || !by_name_.insert_unless_folded(key, static_cast<uint32_t>(id)).second) {
+      make_unique_locked(name, key, /*record=*/false);
+      node.name = name;
+      by_name_.insert_or_assign(node.name, static_cast<uint32_t>(id));
+    }
     if (shift != 0) {  // nodes were added since the batch was planned: renumber its own references
-      Node& node = batch_node(k);
       node.id = id;
       for (TensorRef& in : node.inputs) if (in.node >= assumed_first) in.node += shift;
       for (int& c : node.control_inputs) if (c >= assumed_first) c += shift;
     }
-    if (!adopt) nodes_.push_back(std::move(nodes[k]));  // first: by_name_ reads the names it indexes
-    by_name_.insert_or_assign(name, static_cast<uint32_t>(id));
   }
   ++version_;
   return first;

@@ -243,9 +243,11 @@ class GraphState final : public GraphBase, public std::enable_shared_from_this<G
 
  private:
   friend class Graph;
-  int add_node_locked(std::unique_ptr<Node> node, bool mark_used);
-  using UseCounts = PackedStringMap<int>;
-  static bool make_unique_locked(UseCounts& names_in_use, std::string& name, std::string_view key);
+  int add_node_locked(std::unique_ptr<Node> node);
+  // Note [Names in use]. `key` is `name` lowercased; `record`: whether to mark the result used
+  // in names_in_use_ (a node about to be indexed under it needs not).
+  bool make_unique_locked(std::string& name, std::string_view key, bool record);
+  bool in_use_locked(std::string_view key) const { return names_in_use_.contains(key) || by_name_.contains_folded(key); }
   struct NodeName {  // by_name_'s keys: the nodes' own names
     const std::vector<std::unique_ptr<Node>>* nodes;
     std::string_view operator()(uint32_t id) const { return (*nodes)[id]->name; }
@@ -253,9 +255,13 @@ class GraphState final : public GraphBase, public std::enable_shared_from_this<G
   using StoredItem = std::variant<TensorRef, int, Variable, std::string>;  // int: an operation
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<Node>> nodes_;
-  // A large graph's name tables are hit at random on every node added (core/string_index.h).
-  StringIndex<NodeName> by_name_{NodeName{&nodes_}};
-  UseCounts names_in_use_;  // lowercased, as TensorFlow keys them
+  // A large graph's name table is hit at random on every node added (core/string_index.h).
+  // Case-folding: it also tells which names are in use (Note [Names in use]).
+  StringIndex<NodeName, /*kFoldCase=*/true> by_name_{NodeName{&nodes_}};
+  // Lowercased, as TensorFlow keys them: the names in use that no node holds (name scopes, a
+  // name unique_name handed out before its node is added) and every name used more than once,
+  // with its count.
+  PackedStringMap<int> names_in_use_;
   std::vector<int> variables_;
   absl::flat_hash_map<int64_t, VariableNodes> variables_by_id_;
   std::vector<std::pair<std::string, std::vector<StoredItem>>> collections_;

@@ -94,6 +94,49 @@ TEST(StringIndexTest, AnIndexOverStringsKeptByItsOwnerGrowsAndKeepsEveryEntry) {
   EXPECT_EQ(index.find("node_700000"), -1);
 }
 
+// GraphState's by_name_: lookups exact, but names that differ only in case hash alike, so the
+// index also tells whether a name is taken ignoring case.
+TEST(StringIndexTest, ACaseFoldingIndexFindsExactlyAndAnswersIgnoringCase) {
+  std::vector<std::string> owned{"Conv", "conv_1", "Dense/MatMul"};
+  struct KeyOf {
+    const std::vector<std::string>* strings;
+    std::string_view operator()(uint32_t id) const { return (*strings)[id]; }
+  };
+  StringIndex<KeyOf, /*kFoldCase=*/true> index(KeyOf{&owned});
+  for (uint32_t id = 0; id < owned.size(); ++id) EXPECT_TRUE(index.insert(owned[id], id).second);
+  EXPECT_EQ(index.find("Conv"), 0);
+  EXPECT_EQ(index.find("conv"), -1);  // exact
+  EXPECT_EQ(index.find("Dense/MatMul"), 2);
+  EXPECT_TRUE(index.contains_folded("conv"));
+  EXPECT_TRUE(index.contains_folded("dense/matmul"));
+  EXPECT_TRUE(index.contains_folded("conv_1"));
+  EXPECT_FALSE(index.contains_folded("conv_2"));
+  EXPECT_FALSE(index.contains_folded("con"));
+
+  // "CONV" is taken ignoring case: not added, and the id holding it comes back.
+  owned.push_back("CONV");
+  EXPECT_EQ(index.insert_unless_folded("conv", 3), std::make_pair(0u, false));
+  EXPECT_EQ(index.find("CONV"), -1);
+  owned.push_back("Pool");
+  EXPECT_EQ(index.insert_unless_folded("pool", 4), std::make_pair(4u, true));
+  EXPECT_EQ(index.find("Pool"), 4);
+  EXPECT_TRUE(index.contains_folded("pool"));
+
+  // An exact insert still takes a name equal to another only ignoring case; both are found.
+  EXPECT_TRUE(index.insert(owned[3], 3).second);
+  EXPECT_EQ(index.find("CONV"), 3);
+  EXPECT_EQ(index.find("Conv"), 0);
+  index.erase("Conv");
+  EXPECT_EQ(index.find("Conv"), -1);
+  EXPECT_TRUE(index.contains_folded("conv"));  // "CONV" still is
+  // A name longer than the stack buffer the hash lowercases into.
+  owned.push_back(std::string(100, 'Q'));
+  EXPECT_TRUE(index.insert(owned[5], 5).second);
+  EXPECT_EQ(index.find(std::string(100, 'Q')), 5);
+  EXPECT_TRUE(index.contains_folded(std::string(100, 'q')));
+  EXPECT_EQ(index.size(), 5u);
+}
+
 TEST(PackedStringMapTest, TryEmplaceAddsOnceAndKeepsValuesBesideTheirKeys) {
   PackedStringMap<int> uses;
   auto [a, added] = uses.try_emplace("conv", 1);

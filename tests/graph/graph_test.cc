@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "graph/graph_def.h"
 #include "tapeflow.h"
 #include "tests/support/test_util.h"
 
@@ -254,6 +255,41 @@ TEST(GraphTest, UniqueNamesCompareWithoutCaseAndLookupsAreExact) {
   EXPECT_EQ(state.find("node"), -1);
   EXPECT_EQ(state.find("NODE"), -1);
   EXPECT_EQ(state.find("Conv"), -1);  // a name in use, but no node's
+}
+
+// Note [Names in use]: a node's name counts as used once without a second table, and names no
+// node holds (scopes, names handed out) are listed beside them; imported names count the same.
+TEST(GraphTest, NamesInUseCountNodesScopesAndImportedNamesAlike) {
+  Graph g;
+  GraphState& state = *g.state();
+  {
+    auto scope = g.as_default();
+    constant(Tensor(1.f), "Add");
+    auto outer = name_scope("block");
+  }
+  EXPECT_EQ(state.unique_name("add"), "add_1");
+  EXPECT_EQ(state.unique_name("ADD"), "ADD_2");
+  EXPECT_EQ(state.unique_name("Block"), "Block_1");  // a scope's name, no node's
+  const GraphDef def = graph_def_from_text(R"pb(
+    node { name: "add_3" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 2 } } } }
+    node { name: "X" op: "Identity" input: "add_3" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "x" op: "Identity" input: "X" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "block" op: "Identity" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+  )pb");
+  import_graph_def(g, def, {}, {}, "");
+  ASSERT_EQ(state.num_nodes(), 5);
+  EXPECT_EQ(state.node(1).name, "add_3");
+  EXPECT_EQ(state.node(2).name, "X");
+  EXPECT_EQ(state.node(3).name, "x_1");      // "X" took it, ignoring case
+  EXPECT_EQ(state.node(4).name, "block_2");  // the scope and "Block_1" took the first two
+  EXPECT_EQ(g.get_operation_by_name("x_1").node().inputs.at(0), (TensorRef{2, 0}));
+  EXPECT_EQ(state.find("x"), -1);
+  EXPECT_EQ(state.unique_name("add"), "add_4");  // add_1, ADD_2 handed out, add_3 imported
+  EXPECT_EQ(state.unique_name("x"), "x_2");
+  EXPECT_EQ(state.unique_name("x_1"), "x_1_1");
+  Session sess(g);
+  EXPECT_FLOAT_EQ(sess.run(g.get_tensor_by_name("block_2:0")).item<float>(), 2.f);
 }
 
 // The import's batch path (GraphState::add_nodes_unique): nodes planned as ids 1, 2, 3 while
