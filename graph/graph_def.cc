@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -163,7 +164,8 @@ bool Form::lists(std::string_view tapeflow_attr) const {
 
 const Form& form_of(const OpDef& op) {
   static std::mutex mu;
-  static auto* cache = new absl::flat_hash_map<const OpDef*, Form>();
+  // Node-based: a form handed out stays where it is when later ones are added.
+  static auto* cache = new absl::node_hash_map<const OpDef*, Form>();
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache->find(&op);
   if (it != cache->end()) return it->second;

@@ -135,7 +135,8 @@ struct Form {
   int num_const_inputs = 0;
   bool lists(std::string_view tapeflow_attr) const;
 };
-// The parsed tf_form of `op` (cached). InternalError for a malformed form: a bug in the OpDef.
+// The parsed tf_form of `op` (cached: the reference stays valid). InternalError for a malformed
+// form: a bug in the OpDef.
 const Form& form_of(const OpDef& op);
 
 absl::StatusOr<proto::DataType> to_proto_dtype(DType dtype);

@@ -130,6 +130,11 @@ class Importer {
   absl::Status check_op_types();
   absl::StatusOr<std::vector<int>> topological_order();
   absl::Status plan_node(int i);
+  const Form& form_of_op(const OpDef& op) {
+    auto [it, fresh] = form_of_op_.try_emplace(&op, nullptr);
+    if (fresh) it->second = &form_of(op);
+    return *it->second;
+  }
   absl::Status plan_composite(int i, const std::vector<Ref>& inputs, const std::vector<int>& control,
                               const SharedDeviceSpec& device);
   absl::StatusOr<Ref> resolve(const Edge& edge, const std::string& input);
@@ -168,6 +173,9 @@ class Importer {
   StringIndex<PackedStrings::KeyOf> by_name_{names_.key_of()};  // GraphDef node name -> its index
   std::vector<const OpDef*> op_of_;                // GraphDef node -> its op (null: a composite, plan_composite)
   absl::flat_hash_map<absl::string_view, const OpDef*> op_of_type_;  // the op types seen so far
+  // form_of's, without its lock: a locked instruction waits for every store before it, and at
+  // 100k nodes those are stores to lines not yet in cache (Note [Linear import]).
+  absl::flat_hash_map<const OpDef*, const Form*> form_of_op_;
   std::vector<Edge> edges_;                       // every node's inputs, in order (Note [Linear import])
   std::vector<int> first_edge_;                   // node i's are [first_edge_[i], first_edge_[i + 1])
   size_t total_inputs_ = 0;                       // counted by index_nodes
@@ -604,7 +612,7 @@ absl::Status Importer::plan_node(int i) {
   node->name = nd.name();
   node->op = &op;
   node->requested_device = *std::move(device);
-  const Form& form = form_of(op);
+  const Form& form = form_of_op(op);
   // Which TensorFlow inputs are tensors and which carry attrs (Note [GraphDef form]).
   const int num_tensors = static_cast<int>(refs.size()) - form.num_const_inputs;
   if ((op.num_inputs >= 0 && num_tensors != op.num_inputs) || (op.num_inputs < 0 && num_tensors < 1))
