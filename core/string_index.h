@@ -95,15 +95,7 @@ class StringIndex {
   // Adds `id`, whose string is `key` (the key is passed so the string is not read back). When an
   // id with an equal string is there already, nothing changes. Returns the id now under `key`
   // and whether it is `id`.
-  std::pair<uint32_t, bool> insert(std::string_view key, uint32_t id) {
-    const Key k = hashed(key);
-    bool inserted = false;
-    auto it = set_.lazy_emplace(k, [&](const auto& construct) {
-      inserted = true;
-      construct(uint64_t{k.hash} << 32 | id);
-    });
-    return {id_of(*it), inserted};
-  }
+  std::pair<uint32_t, bool> insert(std::string_view key, uint32_t id) { return insert_key(hashed(key), id); }
   // As insert, but `id` replaces an id with an equal string.
   void insert_or_assign(std::string_view key, uint32_t id) {
     if (insert(key, id).second) return;
@@ -129,13 +121,7 @@ class StringIndex {
   std::pair<uint32_t, bool> insert_unless_folded(std::string_view lower, uint32_t id)
     requires kFoldCase
   {
-    const Key k = folded(lower);
-    bool inserted = false;
-    auto it = set_.lazy_emplace(k, [&](const auto& construct) {
-      inserted = true;
-      construct(uint64_t{k.hash} << 32 | id);
-    });
-    return {id_of(*it), inserted};
+    return insert_key(folded(lower), id);
   }
   void prefetch_folded(std::string_view lower) const
     requires kFoldCase
@@ -183,6 +169,15 @@ class StringIndex {
     return true;
   }
   static uint32_t id_of(Slot slot) { return static_cast<uint32_t>(slot); }
+  // Adds `id` under `k` unless an entry equal to it (as k.fold says) is there.
+  std::pair<uint32_t, bool> insert_key(const Key& k, uint32_t id) {
+    bool inserted = false;
+    auto it = set_.lazy_emplace(k, [&](const auto& construct) {
+      inserted = true;
+      construct(uint64_t{k.hash} << 32 | id);
+    });
+    return {id_of(*it), inserted};
+  }
   // The table's hash, from the 32 kept bits (multiplying by an odd constant spreads them over
   // the bits the table uses for its position and its control byte).
   static size_t spread(uint32_t hash) { return size_t{hash} * 0x9E3779B97F4A7C15ull; }

@@ -95,8 +95,12 @@ std::pair<std::string_view, int> split_tensor_name(std::string_view s) {
 // - When every input comes before its consumer, as in the GraphDefs TensorFlow writes, the
 //   three steps above run together in one pass over the nodes (Note [One pass]).
 // - commit hands the Nodes to the graph in one call under one lock
-//   (GraphState::add_nodes_unique), which sizes its tables once (a grown table touches fresh
-//   pages twice) and does not read the Nodes back unless a prefix or a clash renames them.
+//   (GraphState::add_nodes_unique), which sizes its name table once (a grown table touches
+//   fresh pages twice), probes it once per node (Note [Names in use], graph/graph.cc: no
+//   lowercased copy of each name in a second table) and does not read the Nodes back unless a
+//   prefix or a clash renames them.
+// - plan_node takes each op's Form from a map of its own, not from form_of's cache, which takes
+//   a lock on every call.
 // deploy_bench's BM_GraphDefImportScaling reports the 100k / 10k ratio, warm and cold.
 struct Edge {  // 8 bytes: a 100k-node GraphDef's are one array of 1.6 MB
   static constexpr int kControl = -1;
@@ -173,8 +177,7 @@ class Importer {
   StringIndex<PackedStrings::KeyOf> by_name_{names_.key_of()};  // GraphDef node name -> its index
   std::vector<const OpDef*> op_of_;                // GraphDef node -> its op (null: a composite, plan_composite)
   absl::flat_hash_map<absl::string_view, const OpDef*> op_of_type_;  // the op types seen so far
-  // form_of's, without its lock: a locked instruction waits for every store before it, and at
-  // 100k nodes those are stores to lines not yet in cache (Note [Linear import]).
+  // form_of's answers, each op's looked up once: form_of takes a lock on every call.
   absl::flat_hash_map<const OpDef*, const Form*> form_of_op_;
   std::vector<Edge> edges_;                       // every node's inputs, in order (Note [Linear import])
   std::vector<int> first_edge_;                   // node i's are [first_edge_[i], first_edge_[i + 1])
