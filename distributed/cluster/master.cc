@@ -77,7 +77,8 @@ absl::StatusOr<std::pair<DType, Shape>> output_spec(const Graph& graph, const Gr
     TF_ASSIGN_OR_RETURN(DType dt, graph_def_internal::from_proto_dtype(value.dtype()));
     std::vector<int64_t> dims;
     for (const auto& d : value.tensor_shape().dim()) dims.push_back(d.size());
-    return std::make_pair(dt, Shape(dims));
+    const Shape shape(dims);
+    return std::pair<DType, Shape>(dt, shape);  // copied: moving the temporary trips GCC 12's -Wmaybe-uninitialized
   }
   return absl::InternalError(absl::StrCat("no output spec for '", in.tensor(), "'"));
 }
