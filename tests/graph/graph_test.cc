@@ -356,6 +356,21 @@ TEST(GraphTest, AddNodesUniqueRenumbersABatchPlannedBeforeOtherNodes) {
   EXPECT_EQ(state.add_nodes_unique(std::move(nodes), names, "p", next), next);
   EXPECT_EQ(state.node(next + 1).name, "p/a");
   EXPECT_EQ(g.get_operation_by_name("p/c").node().inputs.at(0), (TensorRef{next, 0}));
+
+  // Again without a prefix: every name is taken, and each takes the next free suffix.
+  const int last = state.num_nodes();
+  nodes = batch();
+  for (auto& n : nodes) {
+    n->id += last - assumed_first;
+    for (TensorRef& in : n->inputs) in.node += last - assumed_first;
+    for (int& c : n->control_inputs) c += last - assumed_first;
+  }
+  EXPECT_EQ(state.add_nodes_unique(std::move(nodes), names, "", last), last);
+  EXPECT_EQ(state.node(last).name, "b_1");
+  EXPECT_EQ(state.node(last + 1).name, "a_2");
+  EXPECT_EQ(state.node(last + 2).name, "c_1");
+  EXPECT_EQ(state.find("a_2"), last + 1);
+  EXPECT_EQ(state.find("b"), 2);
 }
 
 }  // namespace tapeflow
