@@ -64,7 +64,7 @@ int GraphState::add_node_locked(std::unique_ptr<Node> node) {
 // names_in_use_ lists it (a name scope, a name handed out before its node exists). Its count
 // of uses is names_in_use_'s when listed there, else 1 for a node's name. So adding a node, the
 // import's 100k included, touches one table, and names_in_use_ stays small: a 100k-node import
-// with a lowercased copy of every name in a second table was 8% slower (Note [Linear import],
+// with a lowercased copy of every name in a second table was 5-8% slower (Note [Linear import],
 // graph/graph_def_import.cc).
 //
 // `name` becomes the unique name; `key` is it lowercased. Returns whether `name` changed.
