@@ -345,26 +345,26 @@ TEST(GraphTest, AddNodesUniqueRenumbersABatchPlannedBeforeOtherNodes) {
   Session sess(g);
   EXPECT_FLOAT_EQ(sess.run(g.get_tensor_by_name("c:0")).item<float>(), 2.f);
 
-  // Under a prefix, planned where they land (no renumbering): "p/b", "p/a", "p/c".
+  // The batch planned where it lands (no renumbering).
+  auto batch_at = [&](int at) {
+    std::vector<std::unique_ptr<Node>> planned = batch();
+    for (auto& n : planned) {
+      n->id += at - assumed_first;
+      for (TensorRef& in : n->inputs) in.node += at - assumed_first;
+      for (int& c : n->control_inputs) c += at - assumed_first;
+    }
+    return planned;
+  };
+  // Under a prefix: "p/b", "p/a", "p/c".
   const int next = state.num_nodes();
-  nodes = batch();
-  for (auto& n : nodes) {
-    n->id += next - assumed_first;
-    for (TensorRef& in : n->inputs) in.node += next - assumed_first;
-    for (int& c : n->control_inputs) c += next - assumed_first;
-  }
+  nodes = batch_at(next);
   EXPECT_EQ(state.add_nodes_unique(std::move(nodes), names, "p", next), next);
   EXPECT_EQ(state.node(next + 1).name, "p/a");
   EXPECT_EQ(g.get_operation_by_name("p/c").node().inputs.at(0), (TensorRef{next, 0}));
 
   // Again without a prefix: every name is taken, and each takes the next free suffix.
   const int last = state.num_nodes();
-  nodes = batch();
-  for (auto& n : nodes) {
-    n->id += last - assumed_first;
-    for (TensorRef& in : n->inputs) in.node += last - assumed_first;
-    for (int& c : n->control_inputs) c += last - assumed_first;
-  }
+  nodes = batch_at(last);
   EXPECT_EQ(state.add_nodes_unique(std::move(nodes), names, "", last), last);
   EXPECT_EQ(state.node(last).name, "b_1");
   EXPECT_EQ(state.node(last + 1).name, "a_2");
