@@ -163,15 +163,26 @@ bool Form::lists(std::string_view tapeflow_attr) const {
 }
 
 const Form& form_of(const OpDef& op) {
+  // Import and export ask once per node, for the few ops a graph uses: each thread keeps the
+  // answers it has had, so only an op's first use on a thread takes the shared cache's lock.
+  thread_local absl::flat_hash_map<const OpDef*, const Form*> seen;
+  if (auto hit = seen.find(&op); hit != seen.end()) return *hit->second;
   static std::mutex mu;
-  // Node-based: a form handed out stays where it is when later ones are added.
+  // Node-based and never erased: a form handed out stays where it is when later ones are added.
   static auto* cache = new absl::node_hash_map<const OpDef*, Form>();
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = cache->find(&op);
-  if (it != cache->end()) return it->second;
-  absl::StatusOr<Form> form = parse_form(op);
-  throw_if_error(form.status());
-  return cache->emplace(&op, *std::move(form)).first->second;
+  const Form* form = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache->find(&op);
+    if (it == cache->end()) {
+      absl::StatusOr<Form> parsed = parse_form(op);
+      throw_if_error(parsed.status());
+      it = cache->emplace(&op, *std::move(parsed)).first;
+    }
+    form = &it->second;
+  }
+  seen.emplace(&op, form);
+  return *form;
 }
 
 // ---- dtypes, shapes, tensors ----

@@ -99,8 +99,6 @@ std::pair<std::string_view, int> split_tensor_name(std::string_view s) {
 //   fresh pages twice), probes it once per node (Note [Names in use], graph/graph.cc: no
 //   lowercased copy of each name in a second table) and does not read the Nodes back unless a
 //   prefix or a clash renames them.
-// - plan_node takes each op's Form from a map of its own, not from form_of's cache, which takes
-//   a lock on every call.
 // deploy_bench's BM_GraphDefImportScaling reports the 100k / 10k ratio, warm and cold.
 struct Edge {  // 8 bytes: a 100k-node GraphDef's are one array of 1.6 MB
   static constexpr int kControl = -1;
@@ -134,11 +132,6 @@ class Importer {
   absl::Status check_op_types();
   absl::StatusOr<std::vector<int>> topological_order();
   absl::Status plan_node(int i);
-  const Form& form_of_op(const OpDef& op) {
-    auto [it, fresh] = form_of_op_.try_emplace(&op, nullptr);
-    if (fresh) it->second = &form_of(op);
-    return *it->second;
-  }
   absl::Status plan_composite(int i, const std::vector<Ref>& inputs, const std::vector<int>& control,
                               const SharedDeviceSpec& device);
   absl::StatusOr<Ref> resolve(const Edge& edge, const std::string& input);
@@ -177,8 +170,6 @@ class Importer {
   StringIndex<PackedStrings::KeyOf> by_name_{names_.key_of()};  // GraphDef node name -> its index
   std::vector<const OpDef*> op_of_;                // GraphDef node -> its op (null: a composite, plan_composite)
   absl::flat_hash_map<absl::string_view, const OpDef*> op_of_type_;  // the op types seen so far
-  // form_of's answers, each op's looked up once: form_of takes a lock on every call.
-  absl::flat_hash_map<const OpDef*, const Form*> form_of_op_;
   std::vector<Edge> edges_;                       // every node's inputs, in order (Note [Linear import])
   std::vector<int> first_edge_;                   // node i's are [first_edge_[i], first_edge_[i + 1])
   size_t total_inputs_ = 0;                       // counted by index_nodes
@@ -615,7 +606,7 @@ absl::Status Importer::plan_node(int i) {
   node->name = nd.name();
   node->op = &op;
   node->requested_device = *std::move(device);
-  const Form& form = form_of_op(op);
+  const Form& form = form_of(op);
   // Which TensorFlow inputs are tensors and which carry attrs (Note [GraphDef form]).
   const int num_tensors = static_cast<int>(refs.size()) - form.num_const_inputs;
   if ((op.num_inputs >= 0 && num_tensors != op.num_inputs) || (op.num_inputs < 0 && num_tensors < 1))

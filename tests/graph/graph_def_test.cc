@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -46,6 +48,19 @@ TEST(GraphDefFormTest, EveryOpFormParses) {
   const auto& matmul = graph_def_internal::form_of(*OpRegistry::global().find("MatMul"));
   EXPECT_TRUE(matmul.lists("transpose_a"));
   EXPECT_EQ(graph_def_internal::form_of(*OpRegistry::global().find("Reshape")).num_const_inputs, 1);
+}
+
+// form_of hands out references that stay put: asked again, after every other op's form was
+// added, and from another thread (its own per-thread cache), the same Form comes back.
+TEST(GraphDefFormTest, AFormStaysWhereItWasHandedOutOnEveryThread) {
+  const OpDef& matmul = *OpRegistry::global().find("MatMul");
+  const graph_def_internal::Form* first = &graph_def_internal::form_of(matmul);
+  for (const OpDef* op : OpRegistry::global().ops()) (void)graph_def_internal::form_of(*op);
+  EXPECT_EQ(&graph_def_internal::form_of(matmul), first);
+  const graph_def_internal::Form* other = nullptr;
+  std::thread([&] { other = &graph_def_internal::form_of(matmul); }).join();
+  EXPECT_EQ(other, first);
+  EXPECT_TRUE(first->lists("transpose_b"));
 }
 
 // Bytes assembled by hand from TensorFlow's field numbers: a GraphDef (node = 1, versions = 4)
