@@ -70,9 +70,48 @@ void write_all(int fd, std::span<const std::byte> data, const std::string& path)
 
 std::atomic<uint64_t> g_temp_counter{0};
 
+// The file a chain of symbolic links ends at, the link's own name resolved against the link's
+// directory (Note [Atomic write]). A missing end is fine: the write creates it, as `>` would.
+// Only called once stat() said the end is a regular file or missing, so /proc's magic links
+// (/dev/stdout to "pipe:[123]"), which do not name a path, never get here.
+std::string resolve_links(std::string path) {
+  for (int hops = 0; hops < 40; ++hops) {  // Linux's own limit (ELOOP)
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return path;
+    std::string target(static_cast<size_t>(st.st_size > 0 ? st.st_size : 4096) + 1, '\0');
+    const ssize_t n = ::readlink(path.c_str(), target.data(), target.size());
+    if (n < 0) throw_errno("readlink", path, errno);
+    if (static_cast<size_t>(n) >= target.size())
+      throw UnknownError(absl::StrCat("[file_io] ", path, ": readlink: the link changed while it was read"));
+    target.resize(static_cast<size_t>(n));
+    path = target.starts_with('/') ? target : absl::StrCat(dir_of(path), "/", target);
+  }
+  throw_errno("resolving symbolic links", path, ELOOP);
+}
+
+// Note [Atomic write]'s way for a device, FIFO or socket: plain writes into what is there.
+void write_through(const std::string& path, const std::vector<std::span<const std::byte>>& chunks) {
+  Fd file{::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC)};  // no O_CREAT: it exists
+  if (file.fd < 0) throw_errno("open for writing", path, errno);
+  for (const auto& chunk : chunks) write_all(file.fd, chunk, path);
+  const int fd = file.fd;
+  file.fd = -1;
+  if (::close(fd) != 0) throw_errno("close", path, errno);
+}
+
 }  // namespace
 
-void write_file_atomically(const std::string& path, const std::vector<std::span<const std::byte>>& chunks) {
+void write_file_atomically(const std::string& given_path, const std::vector<std::span<const std::byte>>& chunks) {
+  struct stat st {};
+  if (::stat(given_path.c_str(), &st) == 0) {  // follows links
+    if (S_ISDIR(st.st_mode))
+      throw FailedPreconditionError(absl::StrCat("[file_io] ", given_path, ": is a directory, not a file"));
+    if (!S_ISREG(st.st_mode)) return write_through(given_path, chunks);
+  } else if (errno != ENOENT) {
+    throw_errno("stat", given_path, errno);
+  }
+  // Missing or a regular file: replaced atomically where the links end.
+  const std::string path = resolve_links(given_path);
   const std::string dir = dir_of(path);
   std::string temp;
   Fd file;

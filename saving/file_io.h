@@ -10,6 +10,15 @@
 // the old file or the complete new one, never a mix; a crash may leave the temporary file
 // behind (it never has the destination's name). On any error the temporary file is removed
 // and the destination is untouched.
+// The rename replaces whatever has the destination's name, so what that is decides the way:
+//   - a symbolic link (a chain of them, or one whose target does not exist yet): the write goes
+//     atomically to the file the link resolves to, which keeps the link a link;
+//   - after following links, not a regular file (a character or block device, a FIFO, a
+//     socket): written through, by open(O_WRONLY | O_TRUNC) and write, neither atomic nor
+//     fsynced, as a shell's `>` writes it: `--output o=/dev/stdout` or a FIFO a reader waits
+//     on gets the bytes, and /dev/null stays /dev/null (a rename over it, as root, would have
+//     replaced the device node with a regular file);
+//   - a directory: FailedPreconditionError naming the path.
 //
 // Errors are typed: NotFoundError (no such file or directory), PermissionDeniedError,
 // ResourceExhaustedError (disk full), DataLossError / UnknownError for other I/O failures;

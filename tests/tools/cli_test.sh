@@ -75,6 +75,29 @@ head -c 128 "$tmp/o0.npy" | tail -c +11 | grep -q "^{'descr': '<f4', 'fortran_or
 [ "$(od -An -tx1 -j 128 "$tmp/o0.npy" | tr -d ' \n')" = "0000184100003841000060c0000090c0" ] ||
   fail "run: output_0.npy does not hold [[9.5, 11.5], [-3.5, -4.5]]"
 
+# Destinations that are not plain files (Note [Atomic write]), all made inside $tmp: a link
+# stays a link and its target gets the bytes; a FIFO is written through and stays a FIFO; a link
+# to this process's stdout (what /dev/stdout is) when stdout is a pipe gets the bytes in it.
+ln -s o_target.npy "$tmp/o_link.npy"
+expect_ok "run, to a symlink" "-> $tmp/o_link.npy" -- "$tf" run "$m" --input "$tmp/x.npy" --output output_0="$tmp/o_link.npy"
+[ -L "$tmp/o_link.npy" ] || fail "run to a symlink: the link was replaced"
+cmp -s "$tmp/o_target.npy" "$tmp/expected_output_0.npy" || fail "run to a symlink: its target lacks output_0"
+mkfifo "$tmp/o.fifo"
+timeout 20 cat "$tmp/o.fifo" > "$tmp/fifo_out" &
+reader=$!
+expect_ok "run, to a FIFO" "-> $tmp/o.fifo" -- timeout 20 "$tf" run "$m" --input "$tmp/x.npy" --output output_0="$tmp/o.fifo"
+[ -p "$tmp/o.fifo" ] || fail "run to a FIFO: the FIFO was replaced"
+if [ -p "$tmp/o.fifo" ] && ! wait $reader; then fail "run to a FIFO: the reader got no end of file"; fi
+cmp -s "$tmp/fifo_out" "$tmp/expected_output_0.npy" || fail "run to a FIFO: the reader did not get output_0"
+kill $reader 2> /dev/null
+ln -s /proc/self/fd/1 "$tmp/stdout_link"
+"$tf" run "$m" --input "$tmp/x.npy" --output output_0="$tmp/stdout_link" 2> "$tmp/stderr" | cat > "$tmp/piped" ||
+  fail "run to a link to stdout: $(cat "$tmp/stderr")"
+[ -L "$tmp/stdout_link" ] || fail "run to a link to stdout: the link was replaced"
+cmp -s <(head -c 144 "$tmp/piped") "$tmp/expected_output_0.npy" || fail "run to a link to stdout: no .npy on stdout"
+[ "$(tail -c +145 "$tmp/piped")" = "output_0: float32 [2,2] -> $tmp/stdout_link" ] ||
+  fail "run to a link to stdout: the line after the .npy is '$(tail -c +145 "$tmp/piped")'"
+
 # An input laid out byte for byte as np.save writes np.array([[1, 1, 1], [1, 0, -1]], '<f4').
 npy_header() {  # DICT: magic, v1.0, u16 length, the dict padded with spaces to 64, '\n'
   local dict=$1 pad
@@ -99,6 +122,14 @@ cmp -s "$tmp/n0.npy" "$tmp/expected_output_0.npy" || fail "run on NumPy's bytes:
   printf '\x0a\x00\x00\x00\x14\x00\x00\x00\x1e\x00\x00\x00'; } > "$tmp/b.npy"
 expect_ok "run add" "output_0: " "[11 22 27]" -- "$tf" run "$m" --signature add --input args_0="$tmp/a.npy" --input args_1="$tmp/b.npy"
 
+# A run that fails inside the graph (the outer sum of 2^20 values would be 4 TiB): the kernel's
+# message names no op, so the line gets the command's "[tapeflow run]" like every other.
+expect_ok "run outer" "[[ 2  3 -2]" -- "$tf" run "$tmp/outer" --input "$tmp/a.npy"
+{ npy_header "{'descr': '<i4', 'fortran_order': False, 'shape': (1048576,), }"; head -c 4194304 /dev/zero; } > "$tmp/big.npy"
+expect_error "run, an error inside the graph" 1 \
+  "tapeflow run: [tapeflow run] a int32 tensor of shape [1048576,1048576] needs 4398046511104 bytes, over the limit" -- \
+  "$tf" run "$tmp/outer" --input "$tmp/big.npy"
+
 # ---- graph ----
 expect_ok "graph dot" "digraph" "MatMul" "ArgMax" -- "$tf" graph "$m"
 expect_ok "graph text" 'op: "MatMul"' 'name: "serve/w"' -- "$tf" graph "$m" --format text
@@ -114,6 +145,10 @@ fi
 # ---- bad input: one line on stderr, exit 1 (error) or 2 (usage) ----
 "$tf" > /dev/null 2>&1; [ $? -eq 2 ] || fail "no arguments: exit status is not 2"
 expect_error "unknown command" 2 "unknown command 'shw'" -- "$tf" shw "$m"
+expect_error "--version extra" 2 "[tapeflow] unexpected argument 'extra' after '--version'" -- "$tf" --version extra
+expect_error "help with two commands" 2 "unexpected argument 'graph' after 'help run'" -- "$tf" help run graph
+expect_error "show --help extra" 2 "[tapeflow show] unexpected argument 'extra'" -- "$tf" show "$m" --help extra
+expect_error "run --help, two dirs" 2 "[tapeflow run] unexpected argument" -- "$tf" run -h "$m" "$m"
 expect_error "unknown option" 2 "unknown option '--sig'" -- "$tf" run "$m" --sig serve
 expect_error "option without value" 2 "option '--input' needs a value" -- "$tf" run "$m" --input
 expect_error "show without DIR" 2 "missing DIR" -- "$tf" show
@@ -138,6 +173,9 @@ expect_error "run not npy" 1 "not a .npy file" -- "$tf" run "$m" --input "$tmp/t
 expect_error "run missing npy" 1 "$tmp/missing.npy" -- "$tf" run "$m" --input "$tmp/missing.npy"
 expect_error "run output to a missing dir" 1 "$tmp/no/dir/" -- \
   "$tf" run "$m" --input "$tmp/x.npy" --output output_0="$tmp/no/dir/o.npy"
+mkdir "$tmp/out_dir"
+expect_error "run output to a directory" 1 "[file_io] $tmp/out_dir: is a directory, not a file" -- \
+  "$tf" run "$m" --input "$tmp/x.npy" --output output_0="$tmp/out_dir"
 expect_error "run two outputs, one file" 2 "two outputs would be written to" -- \
   "$tf" run "$m" --input "$tmp/x.npy" --output output_0="$tmp/o.npy" --output output_1="$tmp/o.npy"
 expect_error "graph bad format" 2 "unknown --format 'png' (dot, svg or text)" -- "$tf" graph "$m" --format png
@@ -146,6 +184,13 @@ printf 'node { name: "a" op: "NoSuchOp" }\nnode { name: "b" op: "AlsoMissing" }\
 expect_error "graph unknown ops" 1 "NoSuchOp" -- "$tf" graph "$tmp/unknown.pbtxt"
 printf 'node { name: "a" op: ' > "$tmp/broken.pbtxt"
 expect_error "graph broken text" 1 "broken.pbtxt" -- "$tf" graph "$tmp/broken.pbtxt" --format text
+# Not UTF-8 in a string field (node { name: "\xff" }): only our line, not libprotobuf's own too.
+printf '\x0a\x03\x0a\x01\xff' > "$tmp/utf8.pb"
+expect_error "graph invalid UTF-8" 1 \
+  "[read_graph_def] '$tmp/utf8.pb': [graph_def_from_binary] 5 bytes are not a GraphDef in binary format" -- \
+  "$tf" graph "$tmp/utf8.pb"
+expect_error "graph of a directory without graph.pb" 1 \
+  "[read_graph_def] cannot open '$tmp/out_dir/graph.pb': No such file or directory" -- "$tf" graph "$tmp/out_dir"
 expect_error "graph svg without dot" 1 "needs Graphviz's 'dot' program, which is not on PATH" -- \
   env PATH=/nonexistent "$tf" graph "$m" --format svg
 

@@ -9,6 +9,9 @@
 //   OUT_DIR/x.npy                   [[1, 1, 1], [1, 0, -1]]
 //   OUT_DIR/expected_output_0.npy   the eager results for x (what the tool must write)
 //   OUT_DIR/expected_output_1.npy
+//   OUT_DIR/outer/                  signature "serve": args_0 int32 [?] -> output_0 = the outer
+//                                   sum x[:, None] + x[None, :], int32 [?,?]: n inputs ask for
+//                                   n * n outputs, so a run can fail in the middle of the graph
 // with w = [[1, 2], [3, 4], [5, 6]] and b = [0.5, -0.5], so output_0 is [[9.5, 11.5], [-3.5, -4.5]].
 #include <filesystem>
 #include <iostream>
@@ -40,6 +43,8 @@ int main(int argc, char** argv) {
                {{"serve", serve.get_concrete_function({{DType::kFloat32, {-1, 3}}})},
                 {"add", add_fn.get_concrete_function({{DType::kInt32, {-1}}, {DType::kInt32, {-1}}})}},
                {.overwrite = true});
+    auto outer = function([](const Tensor& v) { return reshape(v, {-1, 1}) + reshape(v, {1, -1}); }, {.name = "outer"});
+    save_model(out + "/outer", {{"serve", outer.get_concrete_function({{DType::kInt32, {-1}}})}}, {.overwrite = true});
     const Tensor x({{1.f, 1.f, 1.f}, {1.f, 0.f, -1.f}});
     write_npy(x, out + "/x.npy");
     const Tensor y = model(x);

@@ -1,9 +1,11 @@
 // `tapeflow`: the command-line tool's entry point, argument parsing and error reporting.
 //
 // Note [CLI errors]: every failure is a typed tapeflow error (the library's own, or a UsageError
-// for a bad command line) printed as ONE line on stderr, "tapeflow <command>: <message>",
-// without the " (at file:line)" suffix (it would name the tool's source, not the user's input)
-// and with any newline of a multi-line message folded into "; ", so scripts can grep it. Exit
+// for a bad command line) printed as ONE line on stderr, "tapeflow <command>: [<source>] ...",
+// where <source> is the API or op that failed (a message that names none gets "tapeflow
+// <command>"), without the " (at file:line)" suffix (it would name the tool's source, not the
+// user's input) and with any newline of a multi-line message folded into "; ", so scripts can
+// grep it. Extra arguments are usage errors, after --help and --version too. Exit
 // status: 0 success, 1 an error, 2 a usage error. Anything else escaping (std::bad_alloc, a
 // library bug) is still one line and exit status 1, never an abort. SIGPIPE is ignored so that
 // `tapeflow show DIR | head` or a `dot` that exits early is an error, not a killed process.
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "saving/saved_model.h"
 #include "tools/cli/cli.h"
 
@@ -54,9 +57,13 @@ std::string one_line(std::string s) {
   return out;
 }
 
+// A message that does not name its source yet (a kernel's "a int32 tensor of shape ... needs
+// ... bytes", from below the layers that add "[op]") is given the command's, so every line
+// reads "tapeflow <command>: [...] ..." (Note [CLI errors]).
 int report(std::string_view command, std::string_view message, int status) {
-  std::cerr << "tapeflow" << (command.empty() ? "" : " ") << command << ": " << one_line(std::string(message))
-            << std::endl;
+  std::string text = one_line(std::string(message));
+  if (!text.starts_with('[')) text = absl::StrCat("[tapeflow ", std::string(command), "] ", text);
+  std::cerr << "tapeflow" << (command.empty() ? "" : " ") << command << ": " << text << std::endl;
   return status;
 }
 
@@ -131,6 +138,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string command = args[0];
+  // "tapeflow --version extra", "tapeflow help run extra": a usage error, as for a command.
+  const size_t takes = command == "--version" ? 1 : 2;
+  if ((command == "-h" || command == "--help" || command == "help" || command == "--version") &&
+      args.size() > takes)
+    return report(command, absl::StrCat("[tapeflow] unexpected argument '", args[takes], "' after '",
+                                        absl::StrJoin(args.begin(), args.begin() + static_cast<long>(takes), " "),
+                                        "' (see 'tapeflow --help')"),
+                  2);
   if (command == "-h" || command == "--help" || command == "help") {
     if (args.size() > 1) args = {args[1], "--help"};
     else {
@@ -159,6 +174,9 @@ int main(int argc, char** argv) {
     for (const Command& c : commands) {
       if (name != c.name) continue;
       const Args parsed = Args::parse(name, rest, c.options);
+      // Every command takes one positional argument, and --help does not excuse a second one.
+      if (parsed.positional.size() > 1)
+        usage_error(name, absl::StrCat("unexpected argument '", parsed.positional[1], "'"));
       if (parsed.help) {
         std::cout << c.help;
         return 0;
