@@ -113,10 +113,15 @@ GraphDef graph_def_from_binary(std::string_view bytes, std::source_location loc 
 // NotFoundError / PermissionDeniedError-style failures surface as UnavailableError naming the path.
 void write_graph_def(const GraphDef& graph_def, const std::string& path,
                      std::source_location loc = std::source_location::current());
+// Reads at most protobuf's 2 GiB message limit: a larger file, or a stream that does not end
+// (/dev/zero), is a ResourceExhaustedError naming the file (Note [Bounded read]).
 GraphDef read_graph_def(const std::string& path, std::source_location loc = std::source_location::current());
 
 // ---- shared by graph_def.cc (export, formats) and graph_def_import.cc ----
 namespace graph_def_internal {
+
+// read_graph_def's bytes, at most `limit` of them (a parameter for tests).
+std::string read_file_bounded(const std::string& path, size_t limit, std::source_location loc);
 
 struct FormItem {
   enum class Kind { kAttr, kInput, kTypeOf, kCount, kFixed, kDerived };

@@ -788,5 +788,82 @@ TEST(GraphDefWireTest, RandomUniformRangesTravelAsTapeflowAttrs) {
     }
   }
 }
+
+// ---- the file edge: bounded reads, a quiet protobuf ----
+
+}  // namespace
+namespace {
+
+struct GraphDefBoundedReadTest : ::testing::Test {
+  void SetUp() override {
+    std::string tmpl = ::testing::TempDir() + "tapeflow_graph_def_XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir = tmpl;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  std::string dir;
+};
+
+// A stream without an end stops one byte past the limit (before: `tapeflow graph /dev/zero`
+// grew to gigabytes); the real limit is protobuf's, 2^31 - 1 bytes.
+TEST_F(GraphDefBoundedReadTest, AStreamWithoutEndStopsAtTheLimit) {
+  const auto loc = std::source_location::current();
+  EXPECT_THAT(error_of<ResourceExhaustedError>([&] { graph_def_internal::read_file_bounded("/dev/zero", 1 << 20, loc); }),
+              HasSubstr("[read_graph_def] '/dev/zero': more than 1048576 bytes, over the limit of 1048576 bytes "
+                        "for a GraphDef file"));
+}
+
+TEST_F(GraphDefBoundedReadTest, ARegularFileOverTheLimitIsRefusedBeforeReadingAndOneAtItIsRead) {
+  const auto loc = std::source_location::current();
+  const std::string path = dir + "/g.pb";
+  std::ofstream(path, std::ios::binary) << std::string(2000, 'x');
+  EXPECT_THAT(error_of<ResourceExhaustedError>([&] { graph_def_internal::read_file_bounded(path, 1999, loc); }),
+              HasSubstr("[read_graph_def] '" + path + "': 2000 bytes, over the limit of 1999 bytes"));
+  EXPECT_EQ(graph_def_internal::read_file_bounded(path, 2000, loc), std::string(2000, 'x'));
+  EXPECT_EQ(graph_def_internal::read_file_bounded(path, 1 << 20, loc), std::string(2000, 'x'));
+  EXPECT_THAT(error_of([&] { read_graph_def(dir); }),
+              HasSubstr("[read_graph_def] '" + dir + "' is a directory, not a GraphDef file"));
+}
+
+// A pipe has no size to check: it is read to its end, and what it held parses.
+TEST_F(GraphDefBoundedReadTest, APipeIsReadToItsEnd) {
+  const std::string bytes = graph_def_to_binary(graph_def_from_text(kInferenceGraph));
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  std::thread writer([&] {
+    for (size_t done = 0; done < bytes.size();) {
+      const ssize_t n = ::write(fds[1], bytes.data() + done, bytes.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    ::close(fds[1]);
+  });
+  const GraphDef def = read_graph_def("/dev/fd/" + std::to_string(fds[0]));
+  writer.join();
+  ::close(fds[0]);
+  EXPECT_EQ(graph_def_to_binary(def), bytes);
+}
+
+// Note [Quiet protobuf]: a string that is not UTF-8 is our typed error, and libprotobuf logs
+// nothing of its own (before, "[libprotobuf ERROR ...] String field ... invalid UTF-8" came first).
+TEST_F(GraphDefBoundedReadTest, InvalidUtf8IsOurErrorAndProtobufStaysQuiet) {
+  static std::vector<std::string> logged;
+  logged.clear();
+  auto* previous = google::protobuf::SetLogHandler(
+      [](google::protobuf::LogLevel, const char*, int, const std::string& message) { logged.push_back(message); });
+  const std::string bad("\x0a\x03\x0a\x01\xff", 5);  // node { name: "\xff" }
+  const std::string error = error_of([&] { graph_def_from_binary(bad); });
+  const std::string path = dir + "/bad.pb";
+  std::ofstream(path, std::ios::binary) << bad;
+  const std::string file_error = error_of([&] { read_graph_def(path); });
+  google::protobuf::SetLogHandler(previous);
+  EXPECT_THAT(error, HasSubstr("[graph_def_from_binary] 5 bytes are not a GraphDef in binary format"));
+  EXPECT_THAT(file_error, HasSubstr("[read_graph_def] '" + path + "': [graph_def_from_binary] 5 bytes"));
+  EXPECT_THAT(logged, ElementsAre());
+}
+
 }  // namespace
 }  // namespace tapeflow
