@@ -4,9 +4,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <google/protobuf/stubs/logging.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
+#include <cstdio>  // renameat2, RENAME_EXCHANGE (glibc 2.28+, _GNU_SOURCE)
 #include <cstring>
 #include <filesystem>
 #include <set>
@@ -71,7 +75,48 @@ std::string parent_of(const std::string& dir) {
   return parent.empty() ? "." : parent.string();
 }
 
-// "a/b/" -> "a/b", so that "<dir>.tmp-<pid>" is a sibling and not a child.
+// "<dir>.<kind>-<pid>-<n>", created empty: n counts the calls of this process, so two threads
+// saving the same `dir` never share one. A name taken already (a crashed process had our pid)
+// is left alone and the next n tried.
+std::atomic<uint64_t> g_sibling_counter{0};
+std::string make_sibling_dir(const std::string& dir, const char* kind, std::source_location loc) {
+  for (int attempt = 0;; ++attempt) {
+    std::string path = absl::StrCat(dir, ".", kind, "-", ::getpid(), "-", g_sibling_counter++);
+    if (::mkdir(path.c_str(), 0755) == 0) return path;
+    if (errno != EEXIST || attempt == 100) throw_errno(errno, absl::StrCat(path, ": mkdir"), loc);
+  }
+}
+
+// Note [Saved model bundle]'s overwrite: renameat2(RENAME_EXCHANGE) swaps the two directories
+// in one step, so `dir` is the old bundle or the new one at every instant, crash or not; the
+// old one, now at `tmp`, is removed after (a crash before that leaves it there, under the
+// temporary name). Filesystems without the flag (EINVAL: some network and FUSE ones; ENOSYS:
+// kernels before 3.15) get the two renames it replaces, with a moment where `dir` is missing.
+void replace_bundle(const std::string& tmp, const std::string& dir, std::source_location loc) {
+  std::error_code ec;
+  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, dir.c_str(), RENAME_EXCHANGE) == 0) {
+    fs::remove_all(tmp, ec);  // the old bundle
+    return;
+  }
+  // `dir` removed since we looked: nothing to swap with.
+  if (errno == ENOENT && ::rename(tmp.c_str(), dir.c_str()) == 0) return;
+  if (errno != EINVAL && errno != ENOSYS) throw_errno(errno, absl::StrCat(tmp, ": exchange with ", dir), loc);
+  const std::string old = make_sibling_dir(dir, "old", loc);
+  // rename(2) replaces the empty directory just made: the name is ours alone.
+  if (::rename(dir.c_str(), old.c_str()) != 0) {
+    const int err = errno;
+    ::rmdir(old.c_str());
+    throw_errno(err, absl::StrCat(dir, ": rename aside"), loc);
+  }
+  if (::rename(tmp.c_str(), dir.c_str()) != 0) {
+    const int err = errno;
+    ::rename(old.c_str(), dir.c_str());  // put the old bundle back
+    throw_errno(err, absl::StrCat(tmp, ": rename to ", dir), loc);
+  }
+  fs::remove_all(old, ec);
+}
+
+// "a/b/" -> "a/b", so that "<dir>.tmp-<pid>-<n>" is a sibling and not a child.
 std::string strip_slashes(std::string dir) {
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   return dir;
@@ -191,9 +236,7 @@ void save_model(const std::string& dir_arg, const std::map<std::string, Concrete
   }
 
   // Note [Saved model bundle]: everything goes into a sibling temporary directory first.
-  const std::string tmp = absl::StrCat(dir, ".tmp-", ::getpid());
-  fs::remove_all(tmp, ec);  // a leftover of a crashed save by a process with our pid
-  if (::mkdir(tmp.c_str(), 0755) != 0) throw_errno(errno, absl::StrCat(tmp, ": mkdir"), loc);
+  const std::string tmp = make_sibling_dir(dir, "tmp", loc);
   try {
     try {
       const SafetensorsPlan plan = plan_safetensors(bundle.tensors, {{"tapeflow_version", tapeflow_version()}});
@@ -210,19 +253,15 @@ void save_model(const std::string& dir_arg, const std::map<std::string, Concrete
       rethrow_prefixed(e, "[save_model] ", loc);
     }
     fsync_dir(tmp, loc);
-    if (existed) {
-      const std::string old = absl::StrCat(dir, ".old-", ::getpid());
-      fs::remove_all(old, ec);
-      if (::rename(dir.c_str(), old.c_str()) != 0) throw_errno(errno, absl::StrCat(dir, ": rename aside"), loc);
-      if (::rename(tmp.c_str(), dir.c_str()) != 0) {
-        const int err = errno;
-        ::rename(old.c_str(), dir.c_str());  // put the old bundle back
-        throw_errno(err, absl::StrCat(tmp, ": rename to ", dir), loc);
-      }
-      fs::remove_all(old, ec);
-    } else if (::rename(tmp.c_str(), dir.c_str()) != 0) {
-      throw_errno(errno, absl::StrCat(tmp, ": rename to ", dir), loc);
+    bool published = false;
+    if (!existed) {
+      // rename(2) replaces an empty directory but not a full one: a bundle another saver
+      // published since we looked is ENOTEMPTY, replaced below when overwrite says so.
+      published = ::rename(tmp.c_str(), dir.c_str()) == 0;
+      if (!published && !(options.overwrite && (errno == ENOTEMPTY || errno == EEXIST)))
+        throw_errno(errno, absl::StrCat(tmp, ": rename to ", dir), loc);
     }
+    if (!published) replace_bundle(tmp, dir, loc);
     fsync_dir(parent_of(dir), loc);
   } catch (...) {
     fs::remove_all(tmp, ec);
@@ -333,7 +372,11 @@ LoadedModel load_model(const std::string& dir_arg, std::source_location loc) {
   SafetensorsFile vars;
   try {
     const std::string meta_bytes = read_small_file(meta_path);
-    if (!meta.ParseFromString(meta_bytes) || meta.tapeflow_version().empty() || meta.signature_def().empty())
+    const bool parsed = [&] {
+      google::protobuf::LogSilencer quiet;  // Note [Quiet protobuf] (graph_def.cc): our error says it
+      return meta.ParseFromString(meta_bytes);
+    }();
+    if (!parsed || meta.tapeflow_version().empty() || meta.signature_def().empty())
       throw DataLossError(absl::StrCat("[load_model] ", meta_path, ": not a saved model MetaInfo (corrupt file?)"),
                           loc);
     m.version_ = meta.tapeflow_version();

@@ -20,11 +20,17 @@
 // Signature input names are the concrete function's placeholder names (TensorFlow's "args_0",
 // "args_1", ...); outputs are "output_0", "output_1", ...
 //
-// Note [Saved model bundle]: save_model writes the three files into "<dir>.tmp-<pid>", fsyncs
+// Note [Saved model bundle]: save_model writes the three files into "<dir>.tmp-<pid>-<n>" (n
+// counts this process's saves, so threads saving one `dir` at once never share it), fsyncs
 // them and the directory, and renames it to `dir`, so `dir` is absent, the old bundle or the
-// complete new one, never a mix (with overwrite, the old bundle is first renamed aside to
-// "<dir>.old-<pid>" and removed after; a crash between the two renames leaves it there and
-// `dir` missing). A failed save removes its temporary directory.
+// complete new one, never a mix. With overwrite the two directories are swapped in one step
+// (renameat2 RENAME_EXCHANGE) and the old bundle, now under the temporary name, is removed
+// after: `dir` is never missing, even across a crash. Only a filesystem without that flag
+// (EINVAL, ENOSYS) gets the old way: `dir` renamed aside to "<dir>.old-<pid>-<n>", the new one
+// renamed in, the old one removed; a crash between those two renames leaves `dir` missing.
+// Concurrent saves to one `dir` with overwrite all succeed, the last one's bundle staying;
+// without overwrite, all but the first are AlreadyExistsError. A failed save removes its
+// temporary directory.
 //
 // Errors are typed tapeflow errors whose messages start with "[save_model]" or "[load_model]"
 // and name the file, signature or input: NotFoundError (no bundle, a missing file, an unknown

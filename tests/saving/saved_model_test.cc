@@ -7,11 +7,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "graph/graph_def.h"
 #include "graph/graph_ops.h"
@@ -132,6 +136,83 @@ TEST_F(SavedModelTest, SavingOverABundleNeedsOverwrite) {
   save_model(dir, {{"serve", predict_fn()}}, {.overwrite = true});
   expect_bitwise_equal(load_model(dir).signature("serve").run({{"args_0", x}}).at("output_0"), model(x));
   EXPECT_EQ(std::distance(fs::directory_iterator(root), fs::directory_iterator()), 1);
+}
+
+// The names in `root`: the bundle and nothing beside it (no "mlp.tmp-*", "mlp.old-*").
+std::vector<std::string> names_in(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Note [Saved model bundle]: an overwrite swaps the two directories in one step, so a reader
+// looking at `dir` all along never finds it missing (the old rename-aside-then-in left a moment
+// without it, and a crash there left no bundle at all).
+TEST_F(SavedModelTest, OverwriteNeverLeavesTheDirectoryMissing) {
+  ConcreteFunction& cf = predict_fn();
+  save_model(dir, {{"serve", cf}});
+  std::atomic<bool> done{false};
+  std::atomic<int> looks{0}, missing{0};
+  std::thread watcher([&] {
+    const std::string meta = dir + "/saved_model.pb";
+    while (!done.load()) {
+      struct stat st {};
+      if (::stat(meta.c_str(), &st) != 0) ++missing;
+      ++looks;
+    }
+  });
+  for (int i = 0; i < 20; ++i) {
+    model.trainable_variables()[1].assign_add(0.25f);
+    save_model(dir, {{"serve", cf}}, {.overwrite = true});
+  }
+  done = true;
+  watcher.join();
+  EXPECT_EQ(missing.load(), 0) << "of " << looks.load() << " looks";
+  EXPECT_GT(looks.load(), 0);
+  expect_bitwise_equal(load_model(dir).signature("serve").run({{"args_0", x}}).at("output_0"), model(x));
+  EXPECT_THAT(names_in(root), ElementsAre("mlp"));
+}
+
+// Two threads of one process saving one `dir` at once used one temporary name ("<dir>.tmp-<pid>")
+// and removed each other's files. Each save now has its own; with overwrite every save
+// succeeds, without it the first wins and the others are AlreadyExistsError. Either way the
+// bundle left is complete and loads.
+TEST_F(SavedModelTest, ThreadsSavingOneDirectoryAtOnceLeaveALoadableBundle) {
+  ConcreteFunction& cf = predict_fn();
+  const Tensor expected = model(x);
+  constexpr int kThreads = 4;
+  for (const bool overwrite : {true, false}) {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    std::vector<std::string> errors(kThreads);
+    std::vector<int> already_exists(kThreads, 0);
+    std::atomic<int> ready{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+      threads.emplace_back([&, t] {
+        ++ready;
+        while (ready.load() < kThreads) {
+        }  // start together
+        for (int i = 0; i < (overwrite ? 5 : 1); ++i) {
+          try {
+            save_model(dir, {{"serve", cf}}, {.overwrite = overwrite});
+          } catch (const AlreadyExistsError& e) {
+            ++already_exists[t];
+            if (overwrite) errors[t] += e.message() + "\n";
+          } catch (const Error& e) {
+            errors[t] += e.message() + "\n";
+          }
+        }
+      });
+    for (std::thread& t : threads) t.join();
+    for (int t = 0; t < kThreads; ++t) EXPECT_EQ(errors[t], "") << "thread " << t << ", overwrite " << overwrite;
+    if (!overwrite) {
+      EXPECT_EQ(std::count(already_exists.begin(), already_exists.end(), 1), kThreads - 1);
+    }
+    expect_bitwise_equal(load_model(dir).signature("serve").run({{"args_0", x}}).at("output_0"), expected);
+    EXPECT_THAT(names_in(root), ElementsAre("mlp")) << "overwrite " << overwrite;
+  }
 }
 
 TEST_F(SavedModelTest, FailedSaveLeavesNoDirectory) {
