@@ -1,12 +1,15 @@
 // Saver: TensorFlow's checkpoint behaviour over safetensors files: restore by name (a subset,
 // renamed), max_to_keep, latest_checkpoint, typed errors that leave every variable unchanged,
-// graph variables through a Session, exact resumption of Adam training, and crash safety.
+// graph variables through a Session, exact resumption of Adam training in a second process, and
+// crash safety.
 #include "saving/saver.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <spawn.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -14,12 +17,16 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <thread>
 
 #include "saving/file_io.h"
 #include "saving/safetensors.h"
 #include "tapeflow.h"
 #include "tests/support/test_util.h"
+
+extern char** environ;
 
 namespace tapeflow {
 namespace {
@@ -263,27 +270,90 @@ std::vector<float> train(nn::Optimizer& opt, Variable& w, Variable& b, int steps
   return losses;
 }
 
-TEST_F(SaverTest, AdamTrainingResumesExactlyFromACheckpoint) {
-  Variable w(fill({4, 2}, 0.1f), "w"), b(zeros({2}), "b");
+// The model and optimizer both halves of the resumption test build the same way.
+struct AdamRun {
+  AdamRun(Tensor w0, Tensor b0) : w(std::move(w0), "w"), b(std::move(b0), "b"), saver({w, b}) {
+    saver.add_optimizer(opt);
+  }
+  Variable w, b;
   // A schedule too, so that the restored step count matters twice (rate and bias correction).
-  nn::Adam opt(nn::ExponentialDecay(0.05, 20, 0.9));
-  Saver saver({w, b});
-  saver.add_optimizer(opt);
-  EXPECT_THAT(saver.keys(), ElementsAre("Adam/iterations", "b", "b/m", "b/v", "w", "w/m", "w/v"));
-  train(opt, w, b, 100);
-  const std::string path = saver.save(dir + "/model", opt.iterations());
-  const std::vector<float> expected = train(opt, w, b, 100);
+  nn::Adam opt{nn::ExponentialDecay(0.05, 20, 0.9)};
+  Saver saver;
+};
 
-  Variable w2(zeros({4, 2}), "w"), b2(fill({2}, 5.f), "b");
-  nn::Adam opt2(nn::ExponentialDecay(0.05, 20, 0.9));
-  Saver restorer({w2, b2});
-  restorer.add_optimizer(opt2);
-  restorer.restore(path);
-  EXPECT_EQ(opt2.iterations(), 100);
-  const std::vector<float> resumed = train(opt2, w2, b2, 100);
-  EXPECT_EQ(resumed, expected);  // bit for bit
-  EXPECT_EQ(w2.read().to_vector<float>(), w.read().to_vector<float>());
+constexpr const char* kResumeCheckpointEnv = "TAPEFLOW_TEST_RESUME_CHECKPOINT";
+constexpr const char* kResumeOutputEnv = "TAPEFLOW_TEST_RESUME_OUTPUT";
+
+// The second process of AdamTrainingResumesExactlyInAnotherProcess: this test binary run again
+// (a fresh process, nothing inherited but the environment) with only this test selected. It
+// restores the checkpoint the parent saved into variables made with other values, trains 100
+// steps and writes the 100 losses, then w's 8 and b's 2 values, as raw float32 to a file.
+TEST(SaverChildProcess, RestoresTheParentsAdamCheckpointAndTrains) {
+  const char* checkpoint = std::getenv(kResumeCheckpointEnv);
+  const char* output = std::getenv(kResumeOutputEnv);
+  if (checkpoint == nullptr || output == nullptr)
+    GTEST_SKIP() << "the child half of SaverTest.AdamTrainingResumesExactlyInAnotherProcess";
+  AdamRun run(zeros({4, 2}), fill({2}, 5.f));
+  run.saver.restore(checkpoint);
+  ASSERT_EQ(run.opt.iterations(), 100);
+  std::vector<float> out = train(run.opt, run.w, run.b, 100);
+  for (const Variable& v : {run.w, run.b})
+    for (float f : v.read().to_vector<float>()) out.push_back(f);
+  write_file_atomically(output, {std::as_bytes(std::span(out))});
+}
+
+// The test: train 100 steps, save, train 100 more; a second process restores and trains
+// the same 100 steps: identical losses, bit for bit.
+TEST_F(SaverTest, AdamTrainingResumesExactlyInAnotherProcess) {
+  AdamRun run(fill({4, 2}, 0.1f), zeros({2}));
+  EXPECT_THAT(run.saver.keys(), ElementsAre("Adam/iterations", "b", "b/m", "b/v", "w", "w/m", "w/v"));
+  train(run.opt, run.w, run.b, 100);
+  const std::string path = run.saver.save(dir + "/model", run.opt.iterations());
+  const std::vector<float> expected = train(run.opt, run.w, run.b, 100);
   EXPECT_LT(expected.back(), expected.front());
+
+  // The child: /proc/self/exe with a filter for its one test, the paths in its environment,
+  // its gtest output in a log that a failure below prints.
+  const std::string output = dir + "/child_results", log = dir + "/child_log";
+  const std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::string filter = "--gtest_filter=SaverChildProcess.RestoresTheParentsAdamCheckpointAndTrains";
+  std::vector<std::string> env_strings = {std::string(kResumeCheckpointEnv) + "=" + path,
+                                          std::string(kResumeOutputEnv) + "=" + output};
+  std::vector<char*> envp;
+  for (char** e = environ; *e != nullptr; ++e) {
+    // Sharding would skip the one test the child runs; its XML report would replace ours.
+    const std::string_view var(*e);
+    if (!var.starts_with("GTEST_SHARD_INDEX=") && !var.starts_with("GTEST_TOTAL_SHARDS=") &&
+        !var.starts_with("GTEST_OUTPUT="))
+      envp.push_back(*e);
+  }
+  for (std::string& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::string arg0 = exe;
+  char* argv[] = {arg0.data(), filter.data(), nullptr};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  pid_t child = -1;
+  const int rc = ::posix_spawn(&child, exe.c_str(), &actions, nullptr, argv, envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  ASSERT_EQ(rc, 0) << std::strerror(rc);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  const std::string child_log = file_exists(log) ? read_small_file(log) : "";
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status << ":\n" << child_log;
+  ASSERT_TRUE(file_exists(output)) << "the child did not run its test:\n" << child_log;
+
+  const std::string bytes = read_small_file(output);
+  ASSERT_EQ(bytes.size(), (100 + 8 + 2) * sizeof(float)) << child_log;
+  std::vector<float> got(100 + 8 + 2);
+  std::memcpy(got.data(), bytes.data(), bytes.size());
+  const std::vector<float> resumed(got.begin(), got.begin() + 100);
+  EXPECT_EQ(resumed, expected);  // bit for bit
+  std::vector<float> params = run.w.read().to_vector<float>();
+  for (float f : run.b.read().to_vector<float>()) params.push_back(f);
+  EXPECT_EQ(std::vector<float>(got.begin() + 100, got.end()), params);
 
   // Without the optimizer's state the same steps differ (the check above has teeth).
   Variable w3(zeros({4, 2}), "w"), b3(zeros({2}), "b");
