@@ -5,8 +5,9 @@
 //   sess.run({y}, feeds, {}, &full_trace_options, &md);
 //   std::string dot = tapeflow::to_dot(g, {.step_stats = &md.step_stats});
 //
-// Name scopes ("outer/inner/c") become nested clusters labelled with the scope's last
-// component; each node is labelled with its name's last component and its op type; data edges
+// Name scopes ("outer/inner/c") become nested clusters ("cluster_1", "cluster_2", ... in
+// writing order) labelled with the scope's last component, indented by depth up to 16 levels,
+// so the text grows linearly with the graph however deep its scopes nest; each node is labelled with its name's last component and its op type; data edges
 // carry "dtype [shape]" ("float32 [?,784]"), control edges are dashed. A pure function of the
 // graph (and the stats): the same input gives the same text, byte for byte.
 #pragma once
