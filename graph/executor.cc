@@ -73,7 +73,10 @@ std::unique_ptr<Plan> Plan::compile(const Graph& graph, const Request& request, 
     needed[id] = 1;
     for (const TensorRef& in : nodes[id]->inputs)
       if (!fed.contains(in)) stack.push_back(in.node);
-    for (int c : nodes[id]->control_inputs) stack.push_back(c);
+    // A fed placeholder counts as run: the control edges out of it wait on the feed, as in
+    // TensorFlow (which moves them onto the node that receives the fed value).
+    for (int c : nodes[id]->control_inputs)
+      if (nodes[c]->op != &kPlaceholderOp || !fed.contains(TensorRef{c, 0})) stack.push_back(c);
   }
 
   // A placeholder that must run was not fed.

@@ -96,6 +96,29 @@ TEST(SessionTest, FeedsReplaceAnyTensorAndCutTheGraphThere) {
   EXPECT_THAT(error_of([&] { sess.run(z, {{y, {1.f, 2.f}}}); }), HasSubstr("may not be fed"));
 }
 
+// TensorFlow moves a fed placeholder's control edges onto the fed value: they wait for nothing.
+TEST(SessionTest, AControlInputOnAFedPlaceholderIsSatisfiedByTheFeed) {
+  Graph g;
+  Tensor a, b, out;
+  {
+    auto scope = g.as_default();
+    a = placeholder(DType::kFloat32, {2}, "a");
+    b = placeholder(DType::kFloat32, {2}, "b");
+    auto deps = control_dependencies({b});
+    out = a * 2.f;
+  }
+  ASSERT_EQ(producer(out).control_inputs().size(), 1u);
+  Session sess(g);
+  EXPECT_EQ(sess.run(out, {{a, Tensor({1.f, 2.f})}, {b, Tensor({0.f, 0.f})}}).to_vector<float>(),
+            (std::vector<float>{2.f, 4.f}));
+  try {  // unfed, it still must be fed
+    sess.run(out, {{a, Tensor({1.f, 2.f})}});
+    FAIL() << "b is needed and not fed";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("You must feed a value for placeholder tensor 'b:0'"));
+  }
+}
+
 TEST(SessionTest, FetchesManyComputeSharedWorkOnce) {
   Graph g;
   Tensor y, out;
