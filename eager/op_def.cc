@@ -14,6 +14,7 @@ namespace tapeflow {
 void register_conv_variant_ops(OpRegistry& r);
 void register_normalization_ops(OpRegistry& r);
 void register_resize_ops(OpRegistry& r);
+void register_nn_ops(OpRegistry& r);
 
 OpRegistry& OpRegistry::global() {
   static OpRegistry* registry = [] {
@@ -39,6 +40,7 @@ OpRegistry& OpRegistry::global() {
     register_conv_variant_ops(*r);
     register_normalization_ops(*r);
     register_resize_ops(*r);
+    register_nn_ops(*r);
     return r;
   }();
   return *registry;

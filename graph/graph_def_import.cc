@@ -17,7 +17,6 @@
 
 #include <optional>
 
-#include "core/checked_size.h"
 #include "graph/graph_ops.h"
 
 namespace tapeflow {
@@ -30,8 +29,8 @@ using namespace graph_def_internal;
 // The first phase plans every node (op, inputs, attrs, output specs from the op's own shape
 // function) without touching the graph, so every error surfaces while the graph is as it was.
 // The second phase only adds the planned nodes, binds the variables and cannot fail on input.
-// A TensorFlow primitive that tapeflow composes from others (Softmax, Mean, Relu until it has
-// an OpDef) plans several nodes; the last one carries the TensorFlow node's name.
+// Every TensorFlow op tapeflow reads is one tapeflow op (or an alias of one: alias_of), so each
+// GraphDef node plans one node, except the Const an input_map value becomes.
 
 // Planned nodes are numbered as the graph will number them if nothing else is added to it
 // meanwhile: planned node k is node base + k, where base is the graph's size when planning
@@ -49,9 +48,6 @@ const char* alias_of(std::string_view type) {
   // exponential_avg_factor, whose defaults V3 reads): the same node serves their consumers.
   if (type == "FusedBatchNorm" || type == "FusedBatchNormV2") return "FusedBatchNormV3";
   return nullptr;
-}
-bool is_composite(std::string_view type) {
-  return (type == "Relu" && find_any_op("Relu") == nullptr) || type == "Softmax" || type == "Mean";
 }
 
 bool valid_node_name(std::string_view name) {
@@ -132,8 +128,6 @@ class Importer {
   absl::Status check_op_types();
   absl::StatusOr<std::vector<int>> topological_order();
   absl::Status plan_node(int i);
-  absl::Status plan_composite(int i, const std::vector<Ref>& inputs, const std::vector<int>& control,
-                              const SharedDeviceSpec& device);
   absl::StatusOr<Ref> resolve(const Edge& edge, const std::string& input);
   // Nodes naming the same device share one spec (a graph's nodes name a few devices at most).
   absl::StatusOr<SharedDeviceSpec> device_of(const std::string& text);
@@ -168,7 +162,7 @@ class Importer {
   // and the copies here stay in cache where the NodeDefs' own strings, one per heap block, do not.
   PackedStrings names_;
   StringIndex<PackedStrings::KeyOf> by_name_{names_.key_of()};  // GraphDef node name -> its index
-  std::vector<const OpDef*> op_of_;                // GraphDef node -> its op (null: a composite, plan_composite)
+  std::vector<const OpDef*> op_of_;                // GraphDef node -> its op (null: unknown)
   absl::flat_hash_map<absl::string_view, const OpDef*> op_of_type_;  // the op types seen so far
   std::vector<Edge> edges_;                       // every node's inputs, in order (Note [Linear import])
   std::vector<int> first_edge_;                   // node i's are [first_edge_[i], first_edge_[i + 1])
@@ -241,7 +235,7 @@ absl::Status Importer::index_node(int i) {
   if (!by_name_.insert(names_[id], id).second)
     return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] two nodes are named '", name, "'"));
   auto [type, fresh] = op_of_type_.try_emplace(nd.op(), nullptr);
-  if (fresh && !is_composite(nd.op())) {
+  if (fresh) {
     const char* alias = alias_of(nd.op());
     type->second = find_any_op(alias ? alias : nd.op());
   }
@@ -307,7 +301,7 @@ bool Importer::plan_in_one_pass() {
     prefetch_for_index(i);
     prefetch_for_link(i);
     if (!index_node(i).ok()) return false;
-    if (op_of_.back() == nullptr && !is_composite(def_.node(i).op())) return false;  // unknown: all are listed
+    if (op_of_.back() == nullptr) return false;  // unknown: check_op_types lists them all
     if (!link_node(i).ok()) return false;
     for (size_t k = static_cast<size_t>(first_edge_.back()); k < edges_.size(); ++k)
       if (edges_[k].src >= i) return false;  // itself: a cycle
@@ -339,7 +333,7 @@ absl::Status Importer::check_op_types() {
   std::map<std::string, std::vector<std::string>> unknown;  // sorted, so the message is stable
   for (int i = 0; i < def_.node_size(); ++i) {
     const proto::NodeDef& n = def_.node(i);
-    if (op_of_[static_cast<size_t>(i)] == nullptr && !is_composite(n.op())) unknown[n.op()].push_back(n.name());
+    if (op_of_[static_cast<size_t>(i)] == nullptr) unknown[n.op()].push_back(n.name());
   }
   if (unknown.empty()) return absl::OkStatus();
   std::vector<std::string> parts;
@@ -569,17 +563,6 @@ absl::Status Importer::plan_node(int i) {
     if (edges_[k].control()) control.push_back(outputs_of_[edges_[k].src]);
     else data_end = k + 1;
   }
-  if (op_of_[static_cast<size_t>(i)] == nullptr) {  // a composite (check_op_types let no unknown op through)
-    std::vector<Ref> inputs;
-    for (int k = first; k < data_end; ++k) {
-      absl::StatusOr<Ref> r = resolve(edges_[k], nd.input(k - first_edge_[i]));
-      if (!r.ok()) return fail(r.status());
-      inputs.push_back(*r);
-    }
-    absl::Status s = plan_composite(i, inputs, control, *device);
-    if (!s.ok()) return fail(s);
-    return read_colocation(i, outputs_of_[i]);
-  }
   const OpDef& op = *op_of_[static_cast<size_t>(i)];
   // Note [Variables in a GraphDef]: input 0 of a read or update is the variable's handle.
   const bool variable_op = &op == &kReadVariableOp || &op == &kAssignVariableOp || &op == &kAssignAddVariableOp ||
@@ -711,81 +694,6 @@ absl::Status Importer::plan_node(int i) {
   }
   outputs_of_[i] = *id;
   return read_colocation(i, *id);
-}
-
-absl::Status Importer::plan_composite(int i, const std::vector<Ref>& inputs, const std::vector<int>& control,
-                                      const SharedDeviceSpec& device) {
-  const proto::NodeDef& nd = def_.node(i);
-  const std::string& type = nd.op();
-  const size_t want = type == "Mean" ? 2 : 1;
-  if (inputs.size() != want)
-    return absl::InvalidArgumentError(absl::StrCat("expects ", want, " input(s); got ", inputs.size()));
-  const Ref& x = inputs[0];
-  const TensorSpec& x_spec = spec(x);
-  const int rank = x_spec.shape.rank();
-  auto op = [](const char* t) -> const OpDef& { return *find_any_op(t); };
-  // The last node carries the TensorFlow node's name and its control inputs.
-  auto node = [&](std::string name, const OpDef& o, std::vector<Ref> in, AttrMap attrs = {},
-                  absl::Span<const int> ctl = {}, std::string_view packed_name = {}) -> absl::StatusOr<Ref> {
-    auto p = std::make_unique<Node>();
-    p->name = std::move(name);
-    p->op = &o;
-    p->attrs = std::move(attrs);
-    p->requested_device = device;
-    TF_ASSIGN_OR_RETURN(int id, add_planned(std::move(p), in, ctl, packed_name));
-    return output_ref(id, 0);
-  };
-  auto scalar = [&](std::string name, double v) -> absl::StatusOr<Ref> {
-    Tensor t;
-    dispatch_dtype(x_spec.dtype, [&]<typename T>() { t = Tensor(static_cast<T>(v)); });
-    auto p = std::make_unique<Node>();
-    p->name = std::move(name);
-    p->op = &kConstOp;
-    p->requested_device = device;
-    p->value = t;
-    p->attrs = AttrMap{{"dtype", t.dtype()}, {"shape", t.shape()}};
-    TF_ASSIGN_OR_RETURN(int id, add_planned(std::move(p), {}, {}));
-    return output_ref(id, 0);
-  };
-  const std::string& n = nd.name();
-  Ref out;
-  if (type == "Relu") {
-    TF_ASSIGN_OR_RETURN(Ref zero, scalar(n + "/zero", 0));
-    TF_ASSIGN_OR_RETURN(out, node(n, op("Maximum"), {x, zero}, {}, control, names_[static_cast<uint32_t>(i)]));
-  } else if (type == "Softmax") {  // exp(x - max) / sum(exp(x - max)) over the last axis
-    if (rank < 1) return absl::InvalidArgumentError("Softmax needs an input of rank >= 1");
-    const AttrMap last{{"axes", std::vector<int64_t>{rank - 1}}, {"keep_dims", true}};
-    TF_ASSIGN_OR_RETURN(Ref m, node(n + "/Max", op("Max"), {x}, last));
-    TF_ASSIGN_OR_RETURN(Ref d, node(n + "/sub", op("Sub"), {x, m}));
-    TF_ASSIGN_OR_RETURN(Ref e, node(n + "/Exp", op("Exp"), {d}));
-    TF_ASSIGN_OR_RETURN(Ref s, node(n + "/Sum", op("Sum"), {e}, last));
-    TF_ASSIGN_OR_RETURN(out, node(n, op("Div"), {e, s}, {}, control, names_[static_cast<uint32_t>(i)]));
-  } else {  // Mean: Sum / count; the reduced dimensions must be known
-    FormItem axes_item;
-    axes_item.kind = FormItem::Kind::kInput;
-    axes_item.name = "reduction_indices";
-    axes_item.value_kind = "ints";
-    TF_ASSIGN_OR_RETURN(AttrValue axes_attr, const_input(inputs[1], axes_item));
-    std::vector<int64_t> axes;
-    int64_t count = 1;
-    for (int64_t a : std::get<std::vector<int64_t>>(axes_attr)) {
-      TF_ASSIGN_OR_RETURN(int axis, normalize_axis(a, rank));
-      if (x_spec.shape.dim(axis) < 0) return absl::UnimplementedError("Mean over a dimension of unknown size");
-      std::optional<int64_t> product = checked_mul(count, x_spec.shape.dim(axis));  // Note [Checked sizes]
-      if (!product) return absl::InvalidArgumentError("Mean over dimensions whose element count overflows int64");
-      count = *product;
-      axes.push_back(axis);
-    }
-    std::sort(axes.begin(), axes.end());
-    axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
-    bool keep = false;
-    if (auto it = nd.attr().find("keep_dims"); it != nd.attr().end()) keep = it->second.b();
-    TF_ASSIGN_OR_RETURN(Ref s, node(n + "/Sum", op("Sum"), {x}, AttrMap{{"axes", axes}, {"keep_dims", keep}}));
-    TF_ASSIGN_OR_RETURN(Ref c, scalar(n + "/count", static_cast<double>(count)));
-    TF_ASSIGN_OR_RETURN(out, node(n, op("Div"), {s, c}, {}, control, names_[static_cast<uint32_t>(i)]));
-  }
-  outputs_of_[i] = out.node - base_;
-  return absl::OkStatus();
 }
 
 // Binds an imported VarHandleOp to a new graph Variable: the Variable constructor asks its

@@ -368,7 +368,9 @@ absl::Status pad(NodeContext& n) {
     pads[rank + i] = pairs[2 * i + 1];
   }
   const std::string p = n.builder().add_int64s(absl::StrCat(n.name(), "/pads"), pads);
-  n.emit("Pad", {n.in(0), p, n.in(2)}, {n.out()});
+  // PadV2's third input is the constant; TensorFlow's Pad pads with zeros, ONNX's default.
+  if (n.num_inputs() > 2) n.emit("Pad", {n.in(0), p, n.in(2)}, {n.out()});
+  else n.emit("Pad", {n.in(0), p}, {n.out()});
   return absl::OkStatus();
 }
 
@@ -587,7 +589,8 @@ const absl::flat_hash_map<std::string, Converter>& converters() {
       {"LogicalOr", same("Or")}, {"Select", same("Where")},
       {"Cast", cast}, {"MatMul", matmul},
       {"Reshape", reshape}, {"ExpandDims", expand_dims}, {"Squeeze", squeeze}, {"Transpose", transpose},
-      {"ConcatV2", concat}, {"Tile", tile}, {"Slice", slice}, {"PadV2", pad},
+      {"ConcatV2", concat}, {"Tile", tile}, {"Slice", slice}, {"PadV2", pad}, {"Pad", pad},
+      {"Softmax", same("Softmax")}, {"LogSoftmax", same("LogSoftmax")}, {"Mean", reduce("ReduceMean", false)},
       {"Sum", reduce("ReduceSum", true)}, {"Max", reduce("ReduceMax", false)}, {"Min", reduce("ReduceMin", false)},
       {"Prod", reduce("ReduceProd", false)}, {"ArgMax", arg("ArgMax")}, {"ArgMin", arg("ArgMin")},
       {"All", logical_reduce("ReduceMin")}, {"Any", logical_reduce("ReduceMax")},

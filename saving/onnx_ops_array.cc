@@ -396,6 +396,86 @@ absl::Status unique(NodeContext& n) {
   return absl::OkStatus();
 }
 
+// ---- stacking, splitting, shapes ----
+
+// Pack: each input gains the new axis (Unsqueeze), then they are concatenated along it. Both
+// ONNX ops count a negative axis from the output's rank, as TensorFlow's Pack does.
+absl::Status pack(NodeContext& n) {
+  TF_ASSIGN_OR_RETURN(const proto::AttrValue* axis, n.attr("axis"));
+  std::vector<std::string> parts;
+  const std::string axes = ints_initializer(n, "axes", {axis->i()});
+  for (int i = 0; i < n.num_inputs(); ++i) {
+    parts.push_back(n.temp(absl::StrCat("expanded_", i)));
+    n.emit("Unsqueeze", {n.in(i), axes}, {parts.back()});
+  }
+  set_int(n.emit("Concat", parts, {n.out()}), "axis", axis->i());
+  return absl::OkStatus();
+}
+
+// Split into pieces of the sizes the node's outputs have (TensorFlow's SplitV may leave one
+// size as -1; shape inference has resolved it).
+absl::Status split_into_outputs(NodeContext& n, int value_input, int64_t axis, int count,
+                                const std::vector<std::string>& outputs) {
+  TF_ASSIGN_OR_RETURN(TensorSpec x, n.in_spec(value_input));
+  const int rank = x.shape.rank();
+  const int a = static_cast<int>(axis < 0 ? axis + rank : axis);
+  std::vector<int64_t> sizes;
+  for (int k = 0; k < count; ++k) {
+    TF_ASSIGN_OR_RETURN(TensorSpec piece, n.out_spec(k));
+    const int64_t d = piece.shape.rank() == rank ? piece.shape.dim(a) : 1;  // Unpack's pieces lack the axis
+    if (d < 0)
+      return absl::UnimplementedError(absl::StrCat("node '", n.name(), "': the size of piece ", k, " is not known"));
+    sizes.push_back(d);
+  }
+  set_int(n.emit("Split", {n.in(value_input), ints_initializer(n, "split", sizes)}, outputs), "axis", a);
+  return absl::OkStatus();
+}
+
+std::vector<std::string> outputs_of(NodeContext& n, int count) {
+  std::vector<std::string> out;
+  for (int k = 0; k < count; ++k) out.push_back(n.out(k));
+  return out;
+}
+
+absl::Status split(NodeContext& n) {  // inputs: split_dim, value
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> axis, n.const_ints(0));
+  TF_ASSIGN_OR_RETURN(const proto::AttrValue* count, n.attr("num_split"));
+  const int k = static_cast<int>(count->i());
+  return split_into_outputs(n, 1, axis.at(0), k, outputs_of(n, k));
+}
+
+absl::Status split_v(NodeContext& n) {  // inputs: value, size_splits, split_dim
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> axis, n.const_ints(2));
+  TF_ASSIGN_OR_RETURN(const proto::AttrValue* count, n.attr("num_split"));
+  const int k = static_cast<int>(count->i());
+  return split_into_outputs(n, 0, axis.at(0), k, outputs_of(n, k));
+}
+
+// Unpack: Split into pieces of 1, each Squeezed along the axis.
+absl::Status unpack(NodeContext& n) {
+  TF_ASSIGN_OR_RETURN(const proto::AttrValue* axis, n.attr("axis"));
+  TF_ASSIGN_OR_RETURN(const proto::AttrValue* num, n.attr("num"));
+  std::vector<std::string> pieces;
+  for (int k = 0; k < num->i(); ++k) pieces.push_back(n.temp(absl::StrCat("piece_", k)));
+  TF_RETURN_IF_ERROR(split_into_outputs(n, 0, axis->i(), static_cast<int>(num->i()), pieces));
+  const std::string axes = ints_initializer(n, "axes", {axis->i()});
+  for (int k = 0; k < num->i(); ++k) n.emit("Squeeze", {pieces[static_cast<size_t>(k)], axes}, {n.out(k)});
+  return absl::OkStatus();
+}
+
+// Shape: ONNX's is int64; TensorFlow's default out_type int32 is a Cast of it.
+absl::Status shape(NodeContext& n) {
+  TF_ASSIGN_OR_RETURN(TensorSpec out, n.out_spec(0));
+  if (out.dtype == DType::kInt64) {
+    n.emit("Shape", {n.in(0)}, {n.out()});
+    return absl::OkStatus();
+  }
+  const std::string wide = n.temp("int64");
+  n.emit("Shape", {n.in(0)}, {wide});
+  set_int(n.emit("Cast", {wide}, {n.out()}), "to", onnx_dtype(out.dtype));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void add_array_converters(ConverterTable& table) {
@@ -405,7 +485,8 @@ void add_array_converters(ConverterTable& table) {
       {"BroadcastTo", broadcast_to}, {"MirrorPad", mirror_pad}, {"Where", where_coordinates},
       {"GatherNd", gather_nd}, {"GatherV2", gather}, {"ScatterNd", scatter_nd},
       {"TensorScatterUpdate", tensor_scatter_update}, {"UnsortedSegmentSum", unsorted_segment_sum},
-      {"TopKV2", top_k}, {"Unique", unique},
+      {"TopKV2", top_k}, {"Unique", unique}, {"Pack", pack}, {"Unpack", unpack}, {"Split", split},
+      {"SplitV", split_v}, {"Shape", shape},
   });
 }
 

@@ -12,6 +12,7 @@ namespace tapeflow {
 void register_conv_variant_gradients(GradientRegistry& r);
 void register_normalization_gradients(GradientRegistry& r);
 void register_resize_gradients(GradientRegistry& r);
+void register_nn_gradients(GradientRegistry& r);
 
 void GradientRegistry::add(std::string_view op_type, GradFn fn) {
   for (auto& [name, f] : fns_) {
@@ -56,6 +57,7 @@ GradFn find_gradient(std::string_view op_type) {
     register_conv_variant_gradients(*r);
     register_normalization_gradients(*r);
     register_resize_gradients(*r);
+    register_nn_gradients(*r);
     return r;
   }();
   if (GradFn fn = registry->find(op_type)) return fn;

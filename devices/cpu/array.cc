@@ -240,26 +240,27 @@ absl::Status transpose_kernel(KernelContext& ctx) {
 
 // Each output row (one index over the dims before the axis) is the inputs' chunks side by side.
 // The output is split into equal element ranges, whatever the inputs' sizes, so a concat of two
-// large tensors along axis 0 parallelises as well as one of many small rows.
+// large tensors along axis 0 parallelises as well as one of many small rows. Pack is the same
+// copy: each input is one chunk of a row (its elements over the number of rows), where
+// ConcatV2's is its size along the axis times the dims after it.
 template <typename U>
 absl::Status concat_kernel(KernelContext& ctx) {
   DeviceTensor& y = ctx.output(0);
   const int rank = y.shape.rank();
   const int axis = static_cast<int>(ctx.attrs.get<int64_t>("axis") < 0 ? ctx.attrs.get<int64_t>("axis") + rank
                                                                        : ctx.attrs.get<int64_t>("axis"));
-  const Dims out_dims = dims_of(y.shape);
-  const int64_t inner = product(out_dims, axis + 1);
+  const int64_t rows = product(dims_of(y.shape), 0, static_cast<size_t>(axis));
+  if (y.num_elements() == 0) return absl::OkStatus();
   const size_t n = ctx.inputs.size();
   absl::InlinedVector<int64_t, 8> chunk(n), start(n + 1, 0);  // per input; start = prefix sums
   absl::InlinedVector<const U*, 8> src(n);
   for (size_t k = 0; k < n; ++k) {
-    chunk[k] = ctx.input(static_cast<int>(k)).shape.dim(axis) * inner;
+    chunk[k] = ctx.input(static_cast<int>(k)).num_elements() / rows;
     start[k + 1] = start[k] + chunk[k];
     src[k] = ctx.input(static_cast<int>(k)).data<U>();
   }
   const int64_t row = start[n];
   U* dst = y.data<U>();
-  if (row == 0) return absl::OkStatus();
   parallel_for(y.num_elements(), 1, [&](int64_t begin, int64_t end) {
     // Locate begin once, then walk the chunks in order.
     int64_t r = begin / row, off = begin % row;
@@ -278,6 +279,46 @@ absl::Status concat_kernel(KernelContext& ctx) {
       } while (chunk[k] == 0);
     }
   });
+  return absl::OkStatus();
+}
+
+// Split, SplitV and Unpack: concat's copy the other way. Each input row (one index over the
+// dims before the axis) is the outputs' chunks side by side; one task copies one chunk.
+template <typename U>
+absl::Status split_kernel(KernelContext& ctx) {
+  const DeviceTensor& x = ctx.input(0);
+  const int rank = x.shape.rank();
+  const int64_t a = ctx.attrs.get<int64_t>("axis");
+  const int64_t rows = product(dims_of(x.shape), 0, static_cast<size_t>(a < 0 ? a + rank : a));
+  if (x.num_elements() == 0) return absl::OkStatus();
+  const size_t n = ctx.outputs.size();
+  absl::InlinedVector<int64_t, 8> chunk(n), start(n + 1, 0);
+  for (size_t k = 0; k < n; ++k) {
+    chunk[k] = ctx.output(static_cast<int>(k)).num_elements() / rows;
+    start[k + 1] = start[k] + chunk[k];
+  }
+  const int64_t row = start[n];
+  const U* src = x.data<U>();
+  parallel_for(rows * static_cast<int64_t>(n), std::max<int64_t>(1, row / static_cast<int64_t>(n)),
+               [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t r = t / static_cast<int64_t>(n);
+      const size_t k = static_cast<size_t>(t % static_cast<int64_t>(n));
+      std::memcpy(ctx.output(static_cast<int>(k)).data<U>() + r * chunk[k], src + r * row + start[k],
+                  static_cast<size_t>(chunk[k]) * sizeof(U));
+    }
+  });
+  return absl::OkStatus();
+}
+
+// Shape: the input's dims, as int32 or int64 (out_type). No element of the input is read.
+absl::Status shape_kernel(KernelContext& ctx) {
+  const Shape& s = ctx.input(0).shape;
+  DeviceTensor& y = ctx.output(0);
+  for (int i = 0; i < s.rank(); ++i) {
+    if (y.dtype == DType::kInt32) y.data<int32_t>()[i] = static_cast<int32_t>(s.dim(i));
+    else y.data<int64_t>()[i] = s.dim(i);
+  }
   return absl::OkStatus();
 }
 
@@ -434,7 +475,7 @@ template <typename U>
 absl::Status pad_kernel(KernelContext& ctx) {
   const DeviceTensor& x = ctx.input(0);
   DeviceTensor& y = ctx.output(0);
-  const double cv = ctx.attrs.get<double>("constant_value");
+  const double cv = ctx.attrs.get_or<double>("constant_value", 0.0);  // TF's Pad: zeros
   U fill{};
   dispatch_dtype(x.dtype, [&]<typename T>() {
     if constexpr (sizeof(T) == sizeof(U)) {
@@ -559,11 +600,16 @@ absl::Status mirror_pad_kernel(KernelContext& ctx) {
 void register_array_kernels(KernelRegistry& r) {
   register_all(r, "Transpose", []<typename T>() -> KernelFn { return transpose_kernel<CarrierOf<T>>; });
   register_all(r, "ConcatV2", []<typename T>() -> KernelFn { return concat_kernel<CarrierOf<T>>; });
+  register_all(r, "Pack", []<typename T>() -> KernelFn { return concat_kernel<CarrierOf<T>>; });
+  for (const char* op : {"Split", "SplitV", "Unpack"})
+    register_all(r, op, []<typename T>() -> KernelFn { return split_kernel<CarrierOf<T>>; });
+  register_all(r, "Shape", []<typename T>() -> KernelFn { return shape_kernel; });
   register_all(r, "Slice", []<typename T>() -> KernelFn { return slice_kernel<CarrierOf<T>>; });
   register_all(r, "StridedSlice", []<typename T>() -> KernelFn { return strided_slice_kernel<CarrierOf<T>>; });
   register_all(r, "GatherV2", []<typename T>() -> KernelFn { return gather_kernel<CarrierOf<T>>; });
   register_all(r, "OneHot", []<typename T>() -> KernelFn { return one_hot_kernel<T>; });
-  register_all(r, "PadV2", []<typename T>() -> KernelFn { return pad_kernel<CarrierOf<T>>; });
+  for (const char* op : {"Pad", "PadV2"})
+    register_all(r, op, []<typename T>() -> KernelFn { return pad_kernel<CarrierOf<T>>; });
   register_all(r, "Tile", []<typename T>() -> KernelFn { return tile_kernel<CarrierOf<T>>; });
   register_all(r, "ReverseV2", []<typename T>() -> KernelFn { return reverse_kernel<CarrierOf<T>>; });
   register_all(r, "MirrorPad", []<typename T>() -> KernelFn { return mirror_pad_kernel<CarrierOf<T>>; });

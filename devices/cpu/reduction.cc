@@ -1,5 +1,5 @@
-// CPU kernels of the reduction family (eager/ops/reduction.cc): Sum, Max, Min, Prod, All, Any,
-// ArgMax, ArgMin.
+// CPU kernels of the reduction family (eager/ops/reduction.cc): Sum, Mean, Max, Min, Prod, All,
+// Any, ArgMax, ArgMin.
 //
 // Note [Reduction plan]: size-1 dims are dropped and adjacent dims that are both reduced (or
 // both kept) are merged, so any reduction becomes a few passes over an (outer, R, inner) block:
@@ -384,6 +384,28 @@ void arg_pass(const T* x, int64_t outer, int64_t R, int64_t inner, Idx* out) {
   arg_columns<T, I, Idx, kMax>(x, outer, R, inner, out);
 }
 
+// The sum, then divided by the number of elements reduced into each output: the count comes from
+// the run's shapes, so a graph whose reduced dims are unknown until it runs needs nothing more.
+template <typename T>
+absl::Status mean_kernel(KernelContext& ctx) {
+  TF_RETURN_IF_ERROR((reduce_kernel<T, SumOp<T>>(ctx)));
+  const DeviceTensor& x = ctx.input(0);
+  DeviceTensor& z = ctx.output(0);
+  const int64_t out_n = z.num_elements();
+  if (out_n == 0) return absl::OkStatus();
+  const int64_t count = x.num_elements() / out_n;  // 0 when a reduced dim is empty
+  if (count == 1) return absl::OkStatus();
+  if constexpr (std::is_integral_v<T>) {
+    if (count == 0)
+      return absl::InvalidArgumentError(absl::StrCat("the integer mean of the empty input of shape ",
+                                                     x.shape.to_string(), " is undefined"));
+  }
+  T* out = z.data<T>();
+  const T divisor = static_cast<T>(count);
+  for (int64_t i = 0; i < out_n; ++i) out[i] = static_cast<T>(out[i] / divisor);
+  return absl::OkStatus();
+}
+
 template <typename T, bool kMax>
 absl::Status arg_kernel(KernelContext& ctx) {
   const DeviceTensor& x = ctx.input(0);
@@ -408,6 +430,8 @@ absl::Status arg_kernel(KernelContext& ctx) {
 void register_reduction_kernels(KernelRegistry& r) {
   register_each<float, double, int32_t, int64_t, uint8_t>(
       r, "Sum", DeviceType::kCPU, []<typename T>() -> KernelFn { return reduce_kernel<T, SumOp<T>>; });
+  register_each<float, double, int32_t, int64_t>(
+      r, "Mean", DeviceType::kCPU, []<typename T>() -> KernelFn { return mean_kernel<T>; });
   register_each<float, double, int32_t, int64_t, uint8_t>(
       r, "Max", DeviceType::kCPU, []<typename T>() -> KernelFn { return reduce_kernel<T, MaxOp<T>>; });
   register_each<float, double, int32_t, int64_t, uint8_t>(

@@ -19,6 +19,11 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
+// Splits of an empty dimension make empty tensors without limit; past this many (and past the
+// dimension's size) a count is a mistake, not a request for gigabytes of handles.
+constexpr int64_t kMaxSplitOutputs = 1 << 16;
+bool too_many_outputs(int64_t n, int64_t dim) { return n > kMaxSplitOutputs && (dim < 0 || n > dim); }
+
 using shape_fns::invalid;
 
 using shape_fns::ints_to_string;
@@ -269,6 +274,108 @@ absl::StatusOr<OutputSpecs> one_hot_shape(const InferenceContext& ctx) {
   return single_output(dtype, std::move(out));
 }
 
+// ---- stacking and splitting ----
+
+// Pack (stack): N inputs of one dtype and shape, a new dim of size N at `axis`.
+absl::StatusOr<OutputSpecs> pack_shape(const InferenceContext& ctx) {
+  const size_t n = ctx.inputs.size();
+  if (n == 0) return invalid(ctx, "needs at least one input");
+  Shape merged = ctx.inputs[0].shape;
+  for (size_t k = 1; k < n; ++k) {
+    const TensorSpec& in = ctx.inputs[k];
+    if (in.dtype != ctx.inputs[0].dtype)
+      return invalid(ctx, "input ", k, " has dtype ", dtype_name(in.dtype), " but input 0 has dtype ",
+                     dtype_name(ctx.inputs[0].dtype));
+    if (!in.shape.is_compatible_with(merged))
+      return invalid(ctx, "input ", k, " has shape ", in.shape.to_string(), " but input 0 has shape ",
+                     ctx.inputs[0].shape.to_string(), " (stacked tensors must have equal shapes)");
+    for (int d = 0; d < merged.rank(); ++d)
+      if (merged.dim(d) < 0) merged.set_dim(d, in.shape.dim(d));
+  }
+  TF_ASSIGN_OR_RETURN(int axis, axis_of(ctx, ctx.attrs.get<int64_t>("axis"), merged.rank(), "values[0]", 1));
+  merged.insert(axis, static_cast<int64_t>(n));
+  return single_output(ctx.inputs[0].dtype, std::move(merged));
+}
+
+// Splits along `axis` into outputs of the given sizes (one may be -1 when the dim is known).
+absl::StatusOr<OutputSpecs> split_outputs(const InferenceContext& ctx, const TensorSpec& x, int axis, Ints sizes) {
+  const int64_t dim = x.shape.dim(axis);
+  int inferred = -1;
+  int64_t total = 0;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    if (sizes[k] == -1 && inferred < 0) { inferred = static_cast<int>(k); continue; }
+    std::optional<int64_t> sum = checked_add(total, sizes[k]);
+    if (sizes[k] < 0 || !sum)
+      return invalid(ctx, "sizes ", ints_to_string(sizes), " may hold one -1 and otherwise non-negative sizes");
+    total = *sum;
+  }
+  if (inferred >= 0 && dim >= 0 && total <= dim) sizes[static_cast<size_t>(inferred)] = dim - total;
+  else if (inferred < 0 && dim >= 0 && total != dim)
+    return invalid(ctx, "sizes ", ints_to_string(sizes), " do not sum to dimension ", axis, " of input 'x' of shape ",
+                   x.shape.to_string());
+  else if (inferred >= 0 && dim >= 0)
+    return invalid(ctx, "sizes ", ints_to_string(sizes), " sum to more than dimension ", axis, " of input 'x' of shape ",
+                   x.shape.to_string());
+  OutputSpecs out;
+  for (int64_t s : sizes) {
+    Shape piece = x.shape;
+    piece.set_dim(axis, s);
+    out.push_back(TensorSpec{x.dtype, std::move(piece)});
+  }
+  return out;
+}
+
+// Split: num_split equal parts of `axis`.
+absl::StatusOr<OutputSpecs> split_shape(const InferenceContext& ctx) {
+  const TensorSpec& x = ctx.inputs[0];
+  TF_ASSIGN_OR_RETURN(int axis, axis_of(ctx, ctx.attrs.get<int64_t>("axis"), x.shape.rank(), "x"));
+  const int64_t n = ctx.attrs.get<int64_t>("num_split"), dim = x.shape.dim(axis);
+  if (n <= 0 || too_many_outputs(n, dim))
+    return invalid(ctx, "num_split ", n, " must be positive and at most the dimension's size or ", kMaxSplitOutputs);
+  if (dim >= 0 && dim % n != 0)
+    return invalid(ctx, "dimension ", axis, " of input 'x' of shape ", x.shape.to_string(), " (size ", dim,
+                   ") is not divisible by ", n);
+  return split_outputs(ctx, x, axis, Ints(static_cast<size_t>(n), dim < 0 ? kUnknownDim : dim / n));
+}
+
+// SplitV: parts of the given sizes; num_split (TensorFlow's attr) is their count.
+absl::StatusOr<OutputSpecs> split_v_shape(const InferenceContext& ctx) {
+  const TensorSpec& x = ctx.inputs[0];
+  TF_ASSIGN_OR_RETURN(int axis, axis_of(ctx, ctx.attrs.get<int64_t>("axis"), x.shape.rank(), "x"));
+  const Ints& sizes = ctx.attrs.get<Ints>("sizes");
+  if (sizes.empty() || too_many_outputs(static_cast<int64_t>(sizes.size()), x.shape.dim(axis)))
+    return invalid(ctx, "needs at least 1 size and at most the dimension's size or ", kMaxSplitOutputs, ", got ",
+                   sizes.size());
+  if (ctx.attrs.get<int64_t>("num_split") != static_cast<int64_t>(sizes.size()))
+    return invalid(ctx, "num_split ", ctx.attrs.get<int64_t>("num_split"), " but ", sizes.size(), " sizes");
+  if (x.shape.dim(axis) < 0)
+    for (int64_t s : sizes)
+      if (s < 0) return invalid(ctx, "a size of -1 needs the size of dimension ", axis, " of input 'x'");
+  return split_outputs(ctx, x, axis, sizes);
+}
+
+// Unpack (unstack): `num` slices along `axis`, that dim removed.
+absl::StatusOr<OutputSpecs> unpack_shape(const InferenceContext& ctx) {
+  const TensorSpec& x = ctx.inputs[0];
+  TF_ASSIGN_OR_RETURN(int axis, axis_of(ctx, ctx.attrs.get<int64_t>("axis"), x.shape.rank(), "x"));
+  const int64_t num = ctx.attrs.get<int64_t>("num"), dim = x.shape.dim(axis);
+  if (num < 0 || too_many_outputs(num, dim))
+    return invalid(ctx, "num ", num, " must be non-negative and at most the dimension's size or ", kMaxSplitOutputs);
+  if (dim >= 0 && dim != num)
+    return invalid(ctx, "num ", num, " but dimension ", axis, " of input 'x' of shape ", x.shape.to_string(), " is ", dim);
+  Shape piece = x.shape;
+  piece.erase(axis);
+  return OutputSpecs(static_cast<size_t>(num), TensorSpec{x.dtype, piece});
+}
+
+// Shape: the input's dims as a vector of out_type (int32 or int64).
+absl::StatusOr<OutputSpecs> shape_shape(const InferenceContext& ctx) {
+  const DType out = ctx.attrs.get<DType>("out_type");
+  if (out != DType::kInt32 && out != DType::kInt64)
+    return invalid(ctx, "out_type must be int32 or int64, got ", dtype_name(out));
+  return single_output(out, Shape({ctx.inputs[0].shape.rank()}));
+}
+
 // ---- padding and tiling ----
 
 absl::StatusOr<OutputSpecs> pad_shape(const InferenceContext& ctx) {
@@ -278,7 +385,8 @@ absl::StatusOr<OutputSpecs> pad_shape(const InferenceContext& ctx) {
   if (static_cast<int>(paddings.size()) != 2 * rank)
     return invalid(ctx, "paddings has ", paddings.size() / 2, " (before, after) pairs but input 'x' of shape ",
                    x.shape.to_string(), " has rank ", rank);
-  TF_RETURN_IF_ERROR(check_value_fits(ctx, ctx.attrs.get<double>("constant_value"), x.dtype, "constant_value"));
+  // TensorFlow's Pad has no constant_value: it pads with zeros.
+  TF_RETURN_IF_ERROR(check_value_fits(ctx, ctx.attrs.get_or<double>("constant_value", 0.0), x.dtype, "constant_value"));
   Shape out;
   for (int i = 0; i < rank; ++i) {
     const int64_t before = paddings[2 * i], after = paddings[2 * i + 1], dim = x.shape.dim(i);
@@ -396,6 +504,20 @@ OpDef kGather{.type = "GatherV2", .api_name = "gather", .num_inputs = 2, .infer 
 OpDef kOneHot{.type = "OneHot", .api_name = "one_hot", .num_inputs = 1, .infer = one_hot_shape,
               .kernel_dtype_input = -1, .differentiable = false,
     .tf_form = "TI=in0 depth@int on_value@val off_value@val dtype>T:type axis:int=-1"};
+OpDef kPack{.type = "Pack", .api_name = "stack", .num_inputs = -1, .infer = pack_shape,
+    .tf_form = "N=count T=in0 axis:int=0"};
+OpDef kUnpack{.type = "Unpack", .api_name = "unstack", .num_inputs = 1, .infer = unpack_shape,
+    .tf_form = "T=in0 num:int axis:int=0"};
+// TensorFlow's Split takes the axis first, then the value.
+OpDef kSplit{.type = "Split", .api_name = "split", .num_inputs = 1, .infer = split_shape,
+    .tf_form = "T=in0 axis@int#0 num_split:int"};
+OpDef kSplitV{.type = "SplitV", .api_name = "split", .num_inputs = 1, .infer = split_v_shape,
+    .tf_form = "T=in0 sizes@ints axis@int Tlen=int32 num_split:int"};
+OpDef kShape{.type = "Shape", .api_name = "shape", .num_inputs = 1, .infer = shape_shape, .differentiable = false,
+    .tf_form = "T=in0 out_type:type=int32"};
+// tf.pad writes Pad when the constant is 0, PadV2 otherwise; one kernel serves both.
+OpDef kPadZeros{.type = "Pad", .api_name = "pad", .num_inputs = 1, .infer = pad_shape,
+    .tf_form = "T=in0 paddings@pairs Tpaddings=int32"};
 OpDef kPad{.type = "PadV2", .api_name = "pad", .num_inputs = 1, .infer = pad_shape,
     .tf_form = "T=in0 paddings@pairs constant_value@val Tpaddings=int32"};
 OpDef kMirrorPad{.type = "MirrorPad", .api_name = "mirror_pad", .num_inputs = 1, .infer = mirror_pad_shape,
@@ -430,7 +552,8 @@ int checked_axis(const char* op, int64_t axis, int rank, std::source_location lo
 
 void register_array_ops(OpRegistry& r) {
   for (const OpDef* op : {&kReshape, &kExpandDims, &kSqueeze, &kIdentity, &kStopGradient, &kTranspose, &kConcat, &kSlice,
-                          &kStridedSlice, &kGather, &kOneHot, &kPad, &kTile, &kReverse, &kBroadcastTo, &kMirrorPad})
+                          &kStridedSlice, &kGather, &kOneHot, &kPad, &kTile, &kReverse, &kBroadcastTo, &kMirrorPad,
+                          &kPack, &kUnpack, &kSplit, &kSplitV, &kShape, &kPadZeros})
     r.add(*op);
 }
 
@@ -463,45 +586,26 @@ Tensor concat(const std::vector<Tensor>& values, int64_t axis, std::source_locat
 
 Tensor stack(const std::vector<Tensor>& values, int64_t axis, std::source_location loc) {
   if (values.empty()) throw InvalidArgumentError("[stack] needs at least one input", loc);
-  for (size_t k = 0; k < values.size(); ++k) {
+  for (size_t k = 0; k < values.size(); ++k)
     require_defined(values[k], "stack", absl::StrCat("values[", k, "]").c_str(), loc);
-    const Tensor& v = values[k];
-    if (v.dtype() != values[0].dtype())
-      throw InvalidArgumentError(absl::StrCat("[stack] input ", k, " has dtype ", dtype_name(v.dtype()),
-                                              " but input 0 has dtype ", dtype_name(values[0].dtype())),
-                                 loc);
-    if (!v.shape().is_compatible_with(values[0].shape()))
-      throw InvalidArgumentError(absl::StrCat("[stack] input ", k, " has shape ", v.shape().to_string(),
-                                              " but input 0 has shape ", values[0].shape().to_string(),
-                                              " (stacked tensors must have equal shapes)"),
-                                 loc);
-  }
-  const int a = checked_axis("stack", axis, values[0].rank(), loc, 1);
-  std::vector<Tensor> expanded;
-  expanded.reserve(values.size());
-  for (const Tensor& v : values) expanded.push_back(expand_dims(v, a, loc));
-  return concat(expanded, a, loc);
+  return execute_single(kPack, absl::MakeConstSpan(values), AttrMap{{"axis", axis}}, loc);
 }
+
+namespace {
+std::vector<Tensor> run_split(const OpDef& op, const Tensor& x, const AttrMap& attrs, std::source_location loc) {
+  const Tensor inputs[1] = {x};
+  TensorList out = execute(OpCall{op, inputs, attrs, loc});
+  return std::vector<Tensor>(std::make_move_iterator(out.begin()), std::make_move_iterator(out.end()));
+}
+}  // namespace
 
 std::vector<Tensor> unstack(const Tensor& x, int64_t axis, std::source_location loc) {
   require_defined(x, "unstack", "x", loc);
   const int a = checked_axis("unstack", axis, x.rank(), loc);
   const int64_t n = x.shape().dim(a);
   if (n < 0) throw InvalidArgumentError("[unstack] the size of the unstacked dimension must be known", loc);
-  std::vector<int64_t> begin(x.rank(), 0), size(x.rank(), -1);
-  size[a] = 1;
-  std::vector<Tensor> out;
-  out.reserve(n);
-  for (int64_t i = 0; i < n; ++i) {
-    begin[a] = i;
-    out.push_back(squeeze(slice(x, begin, size, loc), {a}, loc));
-  }
-  return out;
+  return run_split(kUnpack, x, AttrMap{{"num", n}, {"axis", static_cast<int64_t>(a)}}, loc);
 }
-
-// Splits of an empty dimension make empty tensors without limit; past this many (and past the
-// dimension's size) a count is a mistake, not a request for gigabytes of handles.
-constexpr int64_t kMaxSplitOutputs = 1 << 16;
 
 std::vector<Tensor> split(const Tensor& x, int num_splits, int64_t axis, std::source_location loc) {
   require_defined(x, "split", "x", loc);
@@ -519,7 +623,8 @@ std::vector<Tensor> split(const Tensor& x, int num_splits, int64_t axis, std::so
                                             x.shape().to_string(), " (size ", dim, ") is not divisible by ",
                                             num_splits),
                                loc);
-  return split(x, std::vector<int64_t>(num_splits, dim / num_splits), a, loc);
+  return run_split(kSplit, x, AttrMap{{"axis", static_cast<int64_t>(a)}, {"num_split", static_cast<int64_t>(num_splits)}},
+                   loc);
 }
 
 std::vector<Tensor> split(const Tensor& x, std::vector<int64_t> sizes, int64_t axis, std::source_location loc) {
@@ -554,15 +659,9 @@ std::vector<Tensor> split(const Tensor& x, std::vector<int64_t> sizes, int64_t a
     throw InvalidArgumentError(absl::StrCat("[split] sizes ", ints_to_string(sizes), " do not sum to dimension ",
                                             a, " of input 'x' of shape ", x.shape().to_string()),
                                loc);
-  std::vector<int64_t> begin(x.rank(), 0), size(x.rank(), -1);
-  std::vector<Tensor> out;
-  out.reserve(sizes.size());
-  for (int64_t s : sizes) {
-    size[a] = s;
-    out.push_back(slice(x, begin, size, loc));
-    begin[a] += s;
-  }
-  return out;
+  const auto count = static_cast<int64_t>(sizes.size());
+  return run_split(kSplitV, x, AttrMap{{"sizes", std::move(sizes)}, {"axis", static_cast<int64_t>(a)}, {"num_split", count}},
+                   loc);
 }
 
 std::vector<Tensor> split(const Tensor& x, std::initializer_list<int64_t> sizes, int64_t axis,
@@ -613,6 +712,7 @@ Tensor pad(const Tensor& x, const std::vector<std::pair<int64_t, int64_t>>& padd
     flat.push_back(before);
     flat.push_back(after);
   }
+  if (constant_value == 0 && !std::signbit(constant_value)) return run1(kPadZeros, x, AttrMap{{"paddings", std::move(flat)}}, loc);
   return run1(kPad, x, AttrMap{{"paddings", std::move(flat)}, {"constant_value", constant_value}}, loc);
 }
 
@@ -624,6 +724,10 @@ Tensor mirror_pad(const Tensor& x, const std::vector<std::pair<int64_t, int64_t>
     flat.push_back(after);
   }
   return run1(kMirrorPad, x, AttrMap{{"paddings", std::move(flat)}, {"mode", mode}}, loc);
+}
+
+Tensor shape(const Tensor& x, DType out_type, std::source_location loc) {
+  return run1(kShape, x, AttrMap{{"out_type", out_type}}, loc);
 }
 
 Tensor tile(const Tensor& x, std::vector<int64_t> multiples, std::source_location loc) {

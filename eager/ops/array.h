@@ -59,13 +59,14 @@ Tensor reverse(const Tensor& x, std::vector<int64_t> axes, TF_SL);
 // ---- joining and splitting ----
 // Joins along an existing axis; all other dims and the dtypes must match.
 Tensor concat(const std::vector<Tensor>& values, int64_t axis, TF_SL);
-// Joins equally shaped tensors along a new axis in [-rank-1, rank].
+// Joins equally shaped tensors along a new axis in [-rank-1, rank]: one Pack node.
 Tensor stack(const std::vector<Tensor>& values, int64_t axis = 0, TF_SL);
-// The slices of x along `axis`, each without that dim (x.shape()[axis] tensors).
+// The slices of x along `axis`, each without that dim (x.shape()[axis] tensors): one Unpack node.
 std::vector<Tensor> unstack(const Tensor& x, int64_t axis = 0, TF_SL);
-// num_splits equal pieces along axis (the dim must divide evenly).
+// num_splits equal pieces along axis (the dim must divide evenly): one Split node.
 std::vector<Tensor> split(const Tensor& x, int num_splits, int64_t axis = 0, TF_SL);
 // Pieces of the given sizes along axis; one size may be -1 (the rest); they must sum to the dim.
+// One SplitV node.
 std::vector<Tensor> split(const Tensor& x, std::vector<int64_t> sizes, int64_t axis = 0, TF_SL);
 // Makes split(x, {5}) mean sizes {5}, not five pieces.
 std::vector<Tensor> split(const Tensor& x, std::initializer_list<int64_t> sizes, int64_t axis = 0, TF_SL);
@@ -107,6 +108,9 @@ Tensor mirror_pad(const Tensor& x, const std::vector<std::pair<int64_t, int64_t>
                   const std::string& mode, TF_SL);
 // Repeats x multiples[i] times along dim i.
 Tensor tile(const Tensor& x, std::vector<int64_t> multiples, TF_SL);
+// tf.shape: x's dims as a 1-D tensor of out_type (int32 or int64), known when the graph runs
+// (a static shape is x.shape()). One Shape node.
+Tensor shape(const Tensor& x, DType out_type = DType::kInt32, TF_SL);
 // x repeated to `shape` by NumPy broadcasting (TensorFlow's BroadcastTo): x's dims, aligned at
 // the end, must each be 1 or equal to shape's.
 Tensor broadcast_to(const Tensor& x, std::vector<int64_t> shape, TF_SL);

@@ -1,11 +1,17 @@
 #include "eager/ops/nn.h"
 
+#include <utility>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
+#include "eager/context.h"
+#include "eager/ops/array.h"
 #include "eager/ops/binary.h"
 #include "eager/ops/cast.h"
 #include "eager/ops/random.h"
 #include "eager/ops/reduction.h"
+#include "eager/ops/shape_fns.h"
 #include "eager/ops/unary.h"
 
 namespace tapeflow {
@@ -24,25 +30,51 @@ int64_t check_logits(const char* op, const Tensor& logits, int64_t axis, std::so
   return *a;
 }
 
-// x - max(x) along axis: the largest entry becomes 0, so exp never overflows.
-Tensor shifted(const Tensor& logits, int64_t axis, std::source_location loc) {
-  const Tensor m = reduce_max(logits, {axis}, /*keepdims=*/true, loc);
-  return sub(Operand(logits, loc), Operand(m, loc), loc);
+// The permutation of [0, last] that swaps `last` and `axis`.
+std::vector<int64_t> swapped(int last, int64_t axis) {
+  std::vector<int64_t> perm(static_cast<size_t>(last) + 1);
+  for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(i);
+  std::swap(perm[static_cast<size_t>(last)], perm[static_cast<size_t>(axis)]);
+  return perm;
+}
+
+// TensorFlow's Softmax and LogSoftmax: one node each, over the last axis (kernels in
+// devices/cpu/nn.cc, gradients in tape/gradients/nn.cc). Another axis is moved last and back,
+// as tf.nn.softmax does.
+absl::StatusOr<OutputSpecs> softmax_shape(const InferenceContext& ctx) {
+  TF_ASSIGN_OR_RETURN(OutputSpecs out, shape_fns::like_input(ctx, "logits", shape_fns::kFloating));
+  if (ctx.inputs[0].shape.rank() < 1)
+    return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] input 'logits' must have rank >= 1, got a scalar"));
+  return out;
+}
+
+}  // namespace
+
+OpDef kSoftmax{.type = "Softmax", .api_name = "softmax", .num_inputs = 1, .infer = softmax_shape};
+OpDef kLogSoftmax{.type = "LogSoftmax", .api_name = "log_softmax", .num_inputs = 1, .infer = softmax_shape};
+
+void register_nn_ops(OpRegistry& r) {
+  r.add(kSoftmax);
+  r.add(kLogSoftmax);
+}
+
+namespace {
+
+Tensor along_axis(const OpDef& op, const Tensor& logits, int64_t axis, std::source_location loc) {
+  const int last = logits.rank() - 1;
+  const Tensor inputs[1] = {axis == last ? logits : transpose(logits, swapped(last, axis), loc)};
+  const Tensor y = execute_single(op, inputs, AttrMap(), loc);
+  return axis == last ? y : transpose(y, swapped(last, axis), loc);
 }
 
 }  // namespace
 
 Tensor softmax(const Tensor& logits, int64_t axis, std::source_location loc) {
-  axis = check_logits("softmax", logits, axis, loc);
-  const Tensor e = exp(shifted(logits, axis, loc), loc);
-  return div(Operand(e, loc), Operand(reduce_sum(e, {axis}, true, loc), loc), loc);
+  return along_axis(kSoftmax, logits, check_logits("softmax", logits, axis, loc), loc);
 }
 
 Tensor log_softmax(const Tensor& logits, int64_t axis, std::source_location loc) {
-  axis = check_logits("log_softmax", logits, axis, loc);
-  const Tensor s = shifted(logits, axis, loc);
-  const Tensor lse = log(reduce_sum(exp(s, loc), {axis}, true, loc), loc);
-  return sub(Operand(s, loc), Operand(lse, loc), loc);
+  return along_axis(kLogSoftmax, logits, check_logits("log_softmax", logits, axis, loc), loc);
 }
 
 namespace {

@@ -1,5 +1,6 @@
-// Neural-network helpers written as composites of public ops (so they differentiate and trace
-// with no code of their own).
+// Neural-network helpers. softmax and log_softmax are TensorFlow's Softmax and LogSoftmax nodes;
+// the others are composites of public ops (so they differentiate and trace with no code of
+// their own).
 //
 //   Tensor logits = {{1.f, 2.f, 3.f}, {1000.f, 1000.f, 1000.f}};
 //   softmax(logits);          // each row sums to 1; large logits do not overflow

@@ -66,6 +66,18 @@ absl::StatusOr<OutputSpecs> extremum_shape(const InferenceContext& ctx) {
   return reduce_shape(ctx, shape_fns::kNumeric, true);
 }
 absl::StatusOr<OutputSpecs> prod_shape(const InferenceContext& ctx) { return reduce_shape(ctx, kProdTypes, false); }
+// TensorFlow's Mean: the sum divided by the number of reduced elements (integers truncate). An
+// integer mean of nothing is undefined (a float one is nan, as 0 / 0).
+absl::StatusOr<OutputSpecs> mean_shape(const InferenceContext& ctx) {
+  TF_ASSIGN_OR_RETURN(OutputSpecs out, reduce_shape(ctx, {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64}, false));
+  const TensorSpec& x = ctx.inputs[0];
+  if (is_integer(x.dtype))
+    for (int64_t a : ctx.attrs.get<std::vector<int64_t>>("axes"))
+      if (x.shape.dim(a < 0 ? static_cast<int>(a) + x.shape.rank() : static_cast<int>(a)) == 0)
+        return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] the integer mean of the empty input 'x' ",
+                                                       x.shape.to_string(), " is undefined"));
+  return out;
+}
 absl::StatusOr<OutputSpecs> logical_shape(const InferenceContext& ctx) {
   return reduce_shape(ctx, {DType::kBool}, false);
 }
@@ -93,6 +105,8 @@ absl::StatusOr<OutputSpecs> arg_shape(const InferenceContext& ctx) {
 }
 
 OpDef kSum{.type = "Sum", .api_name = "reduce_sum", .num_inputs = 1, .infer = sum_shape,
+    .tf_form = "T=in0 axes@ints Tidx=int32 keep_dims:bool=false"};
+OpDef kMean{.type = "Mean", .api_name = "reduce_mean", .num_inputs = 1, .infer = mean_shape,
     .tf_form = "T=in0 axes@ints Tidx=int32 keep_dims:bool=false"};
 OpDef kMax{.type = "Max", .api_name = "reduce_max", .num_inputs = 1, .infer = extremum_shape,
     .tf_form = "T=in0 axes@ints Tidx=int32 keep_dims:bool=false"};
@@ -128,7 +142,7 @@ Tensor run_arg(const OpDef& op, const Tensor& x, int64_t axis, DType output_type
 }  // namespace
 
 void register_reduction_ops(OpRegistry& r) {
-  for (const OpDef* op : {&kSum, &kMax, &kMin, &kProd, &kAll, &kAny, &kArgMax, &kArgMin}) r.add(*op);
+  for (const OpDef* op : {&kSum, &kMean, &kMax, &kMin, &kProd, &kAll, &kAny, &kArgMax, &kArgMin}) r.add(*op);
 }
 
 Tensor reduce_sum(const Tensor& x, const Axes& axes, bool keepdims, std::source_location loc) {
@@ -158,34 +172,8 @@ std::vector<int64_t> Axes::resolve(int rank) const {
   return every;
 }
 
-Tensor reduce_mean(const Tensor& x, const Axes& requested, bool keepdims, std::source_location loc) {
-  // Checked here so errors name reduce_mean, not the ops it is made of.
-  if (!x.defined()) throw InvalidArgumentError("[reduce_mean] input 'x' is " + x.empty_reason(), loc);
-  const DType dt = x.dtype();
-  if (dt != DType::kFloat32 && dt != DType::kFloat64 && dt != DType::kInt32 && dt != DType::kInt64)
-    throw InvalidArgumentError(absl::StrCat("[reduce_mean] input 'x' has dtype ", dtype_name(dt),
-                                            "; expected one of float32, float64, int32, int64"), loc);
-  const int rank = x.rank();
-  std::vector<int64_t> axes = requested.resolve(rank);
-  auto mask = reduced_mask(axes, rank);
-  if (!mask.ok()) throw_status(with_op_prefix(mask.status(), "reduce_mean"), loc);
-  int64_t count = 1;
-  for (int i = 0; i < rank; ++i) {
-    if (!(*mask)[i]) continue;
-    const int64_t d = x.shape().dim(i);
-    // Note: a symbolic input with an unknown reduced dim would need a runtime size op.
-    if (d < 0)
-      throw UnimplementedError(absl::StrCat("[reduce_mean] axis ", i, " of input 'x' ", x.shape().to_string(),
-                                            " has an unknown size"), loc);
-    count *= d;
-  }
-  if (count == 0 && is_integer(dt))
-    throw InvalidArgumentError(absl::StrCat("[reduce_mean] the integer mean of the empty input 'x' ",
-                                            x.shape().to_string(), " is undefined"), loc);
-  const Tensor sum = reduce_sum(x, std::move(axes), keepdims, loc);
-  if (count == 1) return sum;
-  // A weak scalar takes sum's dtype: integer division truncates, as tf.reduce_mean's does.
-  return div(Operand(sum, loc), Operand(count, loc), loc);
+Tensor reduce_mean(const Tensor& x, const Axes& axes, bool keepdims, std::source_location loc) {
+  return run_reduce(kMean, x, axes, keepdims, loc);
 }
 
 Tensor argmax(const Tensor& x, int64_t axis, DType output_type, std::source_location loc) {

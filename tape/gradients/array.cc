@@ -37,6 +37,18 @@ Grads concat_grad(const GradInputs& op, Span g) {
   return Grads(parts.begin(), parts.end());
 }
 
+// Pack and Unpack undo each other; Split's and SplitV's pieces concatenate back.
+Grads pack_grad(const GradInputs& op, Span g) {
+  std::vector<Tensor> parts = unstack(g[0], op.attrs.get<int64_t>("axis"));
+  return Grads(parts.begin(), parts.end());
+}
+Grads unpack_grad(const GradInputs& op, Span g) {
+  return {stack(std::vector<Tensor>(g.begin(), g.end()), op.attrs.get<int64_t>("axis"))};
+}
+Grads split_grad(const GradInputs& op, Span g) {
+  return {concat(std::vector<Tensor>(g.begin(), g.end()), op.attrs.get<int64_t>("axis"))};
+}
+
 // The gradient of a slice is the upstream gradient padded back to the input's shape.
 Grads slice_grad(const GradInputs& op, Span g) {
   const Shape& in = op.inputs[0].shape();
@@ -193,6 +205,11 @@ void register_array_gradients(GradientRegistry& r) {
   r.add("StridedSlice", strided_slice_grad);
   r.add("GatherV2", gather_grad);
   r.add("PadV2", pad_grad);
+  r.add("Pad", pad_grad);
+  r.add("Pack", pack_grad);
+  r.add("Unpack", unpack_grad);
+  r.add("Split", split_grad);
+  r.add("SplitV", split_grad);
   r.add("Tile", tile_grad);
   r.add("ReverseV2", reverse_grad);
   r.add("MirrorPad", mirror_pad_grad);

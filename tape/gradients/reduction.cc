@@ -1,4 +1,4 @@
-// Gradients of the reductions (eager/ops/reduction.cc). reduce_mean is a composite.
+// Gradients of the reductions (eager/ops/reduction.cc).
 #include <algorithm>
 #include <utility>
 #include <vector>
@@ -41,6 +41,21 @@ Tensor with_kept_dims(const GradInputs& op, const Tensor& t) {
 
 Grads sum_grad(const GradInputs& op, Span g) {
   return {add(zeros_like(op.inputs[0]), with_kept_dims(op, g[0]))};
+}
+
+// Mean: Sum's gradient over the number of elements each output averaged. With unknown dims (a
+// graph) that number is counted at run time, as the sum of ones over the same axes.
+Grads mean_grad(const GradInputs& op, Span g) {
+  const Tensor& x = op.inputs[0];
+  const Tensor dx = sum_grad(op, g)[0];
+  const auto& axes = op.attrs.get<std::vector<int64_t>>("axes");
+  double count = 1;
+  for (int64_t a : axes) {
+    const int64_t d = x.shape().dim(static_cast<int>(a < 0 ? a + x.rank() : a));
+    if (d < 0) return {dx / reduce_sum(ones_like(x), axes, /*keepdims=*/true)};
+    count *= static_cast<double>(d);
+  }
+  return {dx / count};
 }
 
 // Max and min: the gradient is shared equally among the elements equal to the extreme.
@@ -106,6 +121,7 @@ Grads prod_grad(const GradInputs& op, Span g) {
 
 void register_reduction_gradients(GradientRegistry& r) {
   r.add("Sum", sum_grad);
+  r.add("Mean", mean_grad);
   r.add("Max", extreme_grad);
   r.add("Min", extreme_grad);
   r.add("Prod", prod_grad);

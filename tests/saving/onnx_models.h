@@ -126,7 +126,8 @@ inline ExportedCase math_case() {
                      {pattern({2, 3, 4}, 1.5f, 7), pattern({2, 3, 4}, 2.f, 8), Tensor(a, Shape{6}), Tensor(b, Shape{6})});
 }
 
-// Indexing, scatter, sorting, creation, scans and padding, on x [4, 5] and int32 ids [6].
+// Indexing, scatter, sorting, creation, scans, padding, stacking and splitting, on x [4, 5] and
+// int32 ids [6].
 inline ExportedCase array_case() {
   auto fn = [](const Tensor& x, const Tensor& ids) -> std::vector<Tensor> {
     const Tensor i32(std::vector<int32_t>{0, 2, -1, 5}, Shape{4});  // -1 and 5: all off
@@ -165,6 +166,16 @@ inline ExportedCase array_case() {
         top_k(concat({x, reshape(Tensor({1.f, 5.f, 3.f, 5.f, 5.f}), {1, 5})}, 0), 3).indices,  // 30: ties
         gather(reshape(x, {2, 2, 5, 1}), Tensor(std::vector<int64_t>{4, 0, 1, 2, 2, 3}, Shape{2, 3}), 2, 1),  // 31
         gather(reshape(x, {2, 5, 2}), Tensor(std::vector<int32_t>{4, 0, 1, 2}, Shape{2, 2}), 1, 1),  // 32: [2, 2, 2]
+        stack({x, x * 2.f}, -1),                                                   // 33: Pack
+        unstack(x, 1)[3],                                                          // 34: Unpack
+        split(x, 2, 0)[1],                                                         // 35: Split
+        split(x, {2, -1}, 1)[1],                                                   // 36: SplitV
+        pad(x, {{1, 0}, {0, 2}}),                                                  // 37: Pad (zeros)
+        shape(x),                                                                  // 38: int32
+        shape(x, DType::kInt64),                                                   // 39
+        reduce_mean(x, {1}),                                                       // 40
+        softmax(x, 0),                                                             // 41
+        log_softmax(x),                                                            // 42
     };
   };
   return export_case("array", fn, {{DType::kFloat32, {4, 5}}, {DType::kInt32, {6}}},

@@ -123,10 +123,9 @@ TEST(OnnxExportTest, MlpIsOpset17WithFrozenWeightsAndNamedInputsAndOutputs) {
   EXPECT_EQ(g.output(0).name(), "output_0");
   EXPECT_THAT(dims_of(g.output(0)), ElementsAre(-1, 10));
 
-  // Flatten, Dense relu, Dense, softmax (max-shifted exp over its sum).
+  // Flatten, Dense relu, Dense, softmax (one node, over the last axis as TensorFlow's).
   const std::vector<std::string> ops = op_types(g);
-  EXPECT_THAT(ops, ElementsAre("Reshape", "MatMul", "Add", "Relu", "MatMul", "Add", "ReduceMax", "Sub", "Exp",
-                               "ReduceSum", "Div"));
+  EXPECT_THAT(ops, ElementsAre("Reshape", "MatMul", "Add", "Relu", "MatMul", "Add", "Softmax"));
   // The weights are initializers holding the variables' current values, under their names.
   ASSERT_EQ(c.variables.size(), 4u);
   int found = 0;
@@ -145,9 +144,10 @@ TEST(OnnxExportTest, MlpIsOpset17WithFrozenWeightsAndNamedInputsAndOutputs) {
   ASSERT_NE(shape, nullptr);
   EXPECT_EQ(shape->data_type(), onnx::TensorProto::INT64);
   EXPECT_THAT(int64s_of(*shape), ElementsAre(-1, 784));
-  // ReduceSum takes its axes as an input (opset 13+), ReduceMax as an attribute (until 18).
-  EXPECT_EQ(first_node(g, "ReduceSum")->input_size(), 2);
-  EXPECT_THAT(ints_attr(*first_node(g, "ReduceMax"), "axes"), ElementsAre(1));
+  // ONNX's Softmax (opset 13+) is over the last axis by default, as TensorFlow's.
+  const onnx::NodeProto* soft = first_node(g, "Softmax");
+  ASSERT_NE(soft, nullptr);
+  EXPECT_EQ(soft->attribute_size(), 0);
   // The output node writes "output_0" itself.
   EXPECT_EQ(g.node(g.node_size() - 1).output(0), "output_0");
 }
@@ -210,6 +210,9 @@ TEST(OnnxExportTest, OpsCaseUsesOnnxFormsOfEveryConvertedOp) {
                          "ReduceMin", "ReduceProd", "Greater", "Equal", "Not", "And", "LessOrEqual", "Cast", "Conv",
                          "AveragePool", "MaxPool", "ArgMax", "ArgMin", "Reshape", "Abs", "Where"})
     EXPECT_TRUE(ops.contains(op)) << op;
+  // ReduceSum takes its axes as an input (opset 13+), ReduceMax as an attribute (until 18).
+  EXPECT_EQ(first_node(g, "ReduceSum")->input_size(), 2);
+  EXPECT_FALSE(ints_attr(*first_node(g, "ReduceMax"), "axes").empty());
   // Conv 3x3 stride 2 SAME on 6x6: TensorFlow pads 0 before and 1 after.
   EXPECT_THAT(ints_attr(*first_node(g, "Conv"), "pads"), ElementsAre(0, 0, 1, 1));
   // Relu6 is Clip with float scalar bounds.
@@ -450,10 +453,13 @@ TEST(OnnxExportTest, ArrayCaseUsesOnnxFormsAndIndexDtypes) {
   std::set<std::string> ops;
   for (const std::string& op : op_types(g)) ops.insert(op);
   for (const char* op : {"Equal", "Where", "Slice", "Squeeze", "Unsqueeze", "Range", "Expand", "Shape", "CumSum",
-                         "Pad", "Concat", "NonZero", "Transpose", "GatherND", "ScatterND", "TopK", "Unique", "Cast"})
+                         "Pad", "Concat", "NonZero", "Transpose", "GatherND", "ScatterND", "TopK", "Unique", "Cast",
+                         "Split", "ReduceMean", "Softmax", "LogSoftmax"})
     EXPECT_TRUE(ops.contains(op)) << op;
   EXPECT_FALSE(ops.contains("OneHot"));  // negative indices: Equal and Where instead
-  ASSERT_EQ(g.output_size(), 33);
+  ASSERT_EQ(g.output_size(), 43);
+  EXPECT_EQ(g.output(38).type().tensor_type().elem_type(), onnx::TensorProto::INT32);  // shape(x): a Cast of Shape
+  EXPECT_EQ(g.output(39).type().tensor_type().elem_type(), onnx::TensorProto::INT64);
   EXPECT_EQ(g.output(1).type().tensor_type().elem_type(), onnx::TensorProto::INT32);   // one_hot int32
   EXPECT_EQ(g.output(16).type().tensor_type().elem_type(), onnx::TensorProto::INT64);  // where(x)
   EXPECT_EQ(g.output(23).type().tensor_type().elem_type(), onnx::TensorProto::INT32);  // top_k indices

@@ -90,6 +90,10 @@ std::map<std::string, std::vector<Case>> make_cases() {
       [](const V& v) { return leaky_relu_grad(v[0], v[1], 0.3); });
   add("SigmoidGrad", {rnd({4}, 0.1, 0.9, 118), rnd({4}, -1, 1, 119)}, [](const V& v) { return sigmoid_grad(v[0], v[1]); });
   add("TanhGrad", {rnd({4}, -0.9, 0.9, 120), rnd({4}, -1, 1, 121)}, [](const V& v) { return tanh_grad(v[0], v[1]); });
+  // Softmax and LogSoftmax over the last axis, and another axis (moved last around the node).
+  add("Softmax", {rnd({2, 4}, -2, 2, 188)}, [](const V& v) { return softmax(v[0]); });
+  add("Softmax", {rnd({3, 2}, -2, 2, 189)}, [](const V& v) { return softmax(v[0], 0); });
+  add("LogSoftmax", {rnd({2, 4}, -2, 2, 190)}, [](const V& v) { return log_softmax(v[0]); });
   // Binary, including broadcasting in both directions.
   add("Add", {rnd({2, 3}, -1, 1, 12), rnd({3}, -1, 1, 13)}, [](const V& v) { return v[0] + v[1]; });
   add("Add", {rnd({2, 1}, -1, 1, 14), rnd({1, 3}, -1, 1, 15)}, [](const V& v) { return v[0] + v[1]; });
@@ -115,7 +119,22 @@ std::map<std::string, std::vector<Case>> make_cases() {
       [](const V& v) { return strided_slice(v[0], {3, 0}, {0, 5}, {-1, 2}); });
   add("GatherV2", {rnd({4, 3}, -1, 1, 38), Tensor{2, 0, 2}}, [](const V& v) { return gather(v[0], v[1]); });
   add("GatherV2", {rnd({2, 4, 3}, -1, 1, 39), Tensor{{3, 1}, {1, 1}}}, [](const V& v) { return gather(v[0], v[1], 1); });
-  add("PadV2", {rnd({2, 3}, -1, 1, 40)}, [](const V& v) { return pad(v[0], {{1, 0}, {2, 1}}); });
+  add("PadV2", {rnd({2, 3}, -1, 1, 40)}, [](const V& v) { return pad(v[0], {{1, 0}, {2, 1}}, 2.0); });
+  add("Pad", {rnd({2, 3}, -1, 1, 182)}, [](const V& v) { return pad(v[0], {{1, 0}, {2, 1}}); });
+  // Stacking and splitting; one piece left unused gets a zero gradient.
+  add("Pack", {rnd({2, 3}, -1, 1, 183), rnd({2, 3}, -1, 1, 184)}, [](const V& v) { return stack({v[0], v[1] * v[0]}, 1); });
+  add("Unpack", {rnd({3, 2, 2}, -1, 1, 185)}, [](const V& v) {
+    const std::vector<Tensor> parts = unstack(v[0], 1);
+    return parts[0] * parts[1] + parts[0];
+  });
+  add("Split", {rnd({2, 6}, -1, 1, 186)}, [](const V& v) {
+    const std::vector<Tensor> parts = split(v[0], 3, 1);
+    return parts[0] * parts[2];
+  });
+  add("SplitV", {rnd({4, 3}, -1, 1, 187)}, [](const V& v) {
+    const std::vector<Tensor> parts = split(v[0], {1, -1}, 0);
+    return parts[1] * reduce_sum(parts[0]);
+  });
   add("Tile", {rnd({2, 3}, -1, 1, 41)}, [](const V& v) { return tile(v[0], {2, 3}); });
   add("UnsortedSegmentSum", {rnd({4, 2}, -1, 1, 42), Tensor{1, 0, 1, 2}},
       [](const V& v) { return unsorted_segment_sum(v[0], v[1], 3); });
@@ -134,6 +153,8 @@ std::map<std::string, std::vector<Case>> make_cases() {
   }
   // Reductions (distinct values, so max/min have no ties; nonzero for prod).
   add("Sum", {rnd({2, 3, 4}, -1, 1, 43)}, [](const V& v) { return reduce_sum(v[0], {0, 2}); });
+  add("Mean", {rnd({2, 3, 4}, -1, 1, 180)}, [](const V& v) { return reduce_mean(v[0], {0, 2}); });
+  add("Mean", {rnd({2, 3}, -1, 1, 181)}, [](const V& v) { return reduce_mean(v[0], {-1}, true); });
   add("Sum", {rnd({2, 3}, -1, 1, 122)}, [](const V& v) { return reduce_sum(v[0], {}) * v[0]; });  // axis=[]: none
   add("Sum", {rnd({2, 3}, -1, 1, 44)}, [](const V& v) { return reduce_sum(v[0], {-1}, true); });
   add("Max", {rnd({3, 4}, -1, 1, 45)}, [](const V& v) { return reduce_max(v[0], {1}); });

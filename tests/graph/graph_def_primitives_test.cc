@@ -1,0 +1,233 @@
+// TensorFlow primitives that tapeflow once composed from other ops (Softmax, LogSoftmax, Mean,
+// Pack, Unpack, Split, SplitV, Pad) and Shape: exported as TensorFlow's own node types, read
+// back from graphs written the way TensorFlow 1.x prints them, and run to the eager values.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "graph/graph_def.h"
+#include "tapeflow.h"
+#include "tests/support/test_util.h"
+
+namespace tapeflow {
+namespace {
+
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::Not;
+
+std::vector<float> values(const Tensor& t) { return t.to_vector<float>(); }
+
+std::vector<std::string> op_types(const GraphDef& def) {
+  std::vector<std::string> ops;
+  for (const auto& n : def.node()) ops.push_back(n.op());
+  return ops;
+}
+
+const proto::NodeDef& node_named(const GraphDef& def, const std::string& name) {
+  for (const auto& n : def.node())
+    if (n.name() == name) return n;
+  throw std::runtime_error("no node " + name);
+}
+
+TEST(GraphDefPrimitivesTest, ComposedOpsTravelAsTensorflowsPrimitivesAndRunTheSame) {
+  Graph g;
+  Tensor x, soft, log_soft, mean, packed, first, second, third, zero_pad, value_pad, dims, dx;
+  {
+    auto scope = g.as_default();
+    x = placeholder(DType::kFloat32, {2, 6}, "x");
+    soft = softmax(x);
+    log_soft = log_softmax(x, 0);
+    mean = reduce_mean(x, {1});
+    const std::vector<Tensor> halves = split(x, 2, 1);
+    const std::vector<Tensor> pieces = split(x, {1, -1}, 1);
+    packed = stack({halves[0], halves[1]}, 1);
+    const std::vector<Tensor> rows = unstack(x);
+    first = rows[0];
+    second = pieces[1];
+    third = halves[1];
+    zero_pad = pad(x, {{1, 0}, {0, 2}});
+    value_pad = pad(x, {{0, 1}, {0, 0}}, 7.0);
+    dims = shape(x);
+    dx = gradients({reduce_sum(soft * log_soft) + reduce_sum(mean) + reduce_sum(packed * packed) +
+                    reduce_sum(first) * reduce_sum(second) + reduce_sum(zero_pad)},
+                   {x})[0];
+  }
+  const GraphDef def = to_graph_def(g);
+  const std::vector<std::string> ops = op_types(def);
+  for (const char* op : {"Softmax", "LogSoftmax", "Mean", "Split", "SplitV", "Pack", "Unpack", "Pad", "PadV2", "Shape"})
+    EXPECT_THAT(ops, Contains(std::string(op)));
+  EXPECT_THAT(ops, Not(Contains(std::string("Max"))));  // softmax no longer shifts by a Max node
+  // TensorFlow's attrs: Split takes its axis as input 0, SplitV its sizes then its axis.
+  const proto::NodeDef& split_node = node_named(def, producer(third).name());
+  EXPECT_EQ(split_node.op(), "Split");
+  EXPECT_EQ(split_node.attr().at("num_split").i(), 2);
+  EXPECT_EQ(node_named(def, split_node.input(0)).op(), "Const");
+  EXPECT_EQ(split_node.input(1), "x");
+  const proto::NodeDef& split_v = node_named(def, producer(second).name());
+  EXPECT_EQ(split_v.attr().at("num_split").i(), 2);
+  EXPECT_EQ(split_v.input(0), "x");
+  EXPECT_EQ(node_named(def, producer(dims).name()).attr().at("out_type").type(), proto::DT_INT32);
+  EXPECT_EQ(node_named(def, producer(packed).name()).attr().at("N").i(), 2);
+  EXPECT_EQ(node_named(def, producer(zero_pad).name()).input_size(), 2);  // Pad: no constant input
+  EXPECT_EQ(node_named(def, producer(value_pad).name()).input_size(), 3);
+
+  Graph back = graph_from_graph_def(graph_def_from_binary(graph_def_to_binary(def)));
+  Session a(g), b(back);
+  const Tensor xv({{1.f, -2.f, 0.5f, 3.f, 0.f, 2.f}, {-1.f, 4.f, 2.5f, -0.5f, 1.f, 1.5f}});
+  const Tensor bx = back.get_tensor_by_name("x:0");
+  for (const Tensor& t : {soft, log_soft, mean, packed, first, second, third, zero_pad, value_pad, dx}) {
+    SCOPED_TRACE(t.name());
+    EXPECT_EQ(values(a.run(t, {{x, xv}})), values(b.run(back.get_tensor_by_name(t.name()), {{bx, xv}})));
+  }
+  EXPECT_THAT(b.run(back.get_tensor_by_name(dims.name()), {{bx, xv}}).to_vector<int32_t>(), ElementsAre(2, 6));
+  // And the eager values.
+  EXPECT_EQ(values(a.run(soft, {{x, xv}})), values(softmax(xv)));
+  EXPECT_EQ(values(a.run(log_soft, {{x, xv}})), values(log_softmax(xv, 0)));
+  EXPECT_EQ(values(a.run(mean, {{x, xv}})), values(reduce_mean(xv, {1})));
+  EXPECT_EQ(values(a.run(packed, {{x, xv}})), values(stack({slice(xv, {0, 0}, {2, 3}), slice(xv, {0, 3}, {2, 3})}, 1)));
+  EXPECT_THAT(values(a.run(first, {{x, xv}})), ElementsAre(1.f, -2.f, 0.5f, 3.f, 0.f, 2.f));
+  EXPECT_EQ(values(a.run(second, {{x, xv}})), values(slice(xv, {0, 1}, {2, 5})));
+  EXPECT_EQ(values(a.run(value_pad, {{x, xv}})), values(concat({xv, fill({1, 6}, 7.f)}, 0)));
+}
+
+// A frozen graph as TensorFlow 1.x prints it, with the primitives tapeflow used to compose.
+constexpr const char* kPrimitivesGraph = R"pb(
+node { name: "x" op: "Placeholder"
+  attr { key: "dtype" value { type: DT_FLOAT } }
+  attr { key: "shape" value { shape { dim { size: -1 } dim { size: 6 } } } } }
+node { name: "split/split_dim" op: "Const"
+  attr { key: "dtype" value { type: DT_INT32 } }
+  attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 1 } } } }
+node { name: "split" op: "Split" input: "split/split_dim" input: "x"
+  attr { key: "T" value { type: DT_FLOAT } }
+  attr { key: "num_split" value { i: 3 } } }
+node { name: "sizes" op: "Const"
+  attr { key: "dtype" value { type: DT_INT32 } }
+  attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } } tensor_content: "\001\000\000\000\377\377\377\377" } } } }
+node { name: "split_v" op: "SplitV" input: "x" input: "sizes" input: "split/split_dim"
+  attr { key: "T" value { type: DT_FLOAT } }
+  attr { key: "Tlen" value { type: DT_INT32 } }
+  attr { key: "num_split" value { i: 2 } } }
+node { name: "stack" op: "Pack" input: "split" input: "split:2"
+  attr { key: "N" value { i: 2 } }
+  attr { key: "T" value { type: DT_FLOAT } }
+  attr { key: "axis" value { i: -1 } } }
+node { name: "unstack" op: "Unpack" input: "stack"
+  attr { key: "T" value { type: DT_FLOAT } }
+  attr { key: "axis" value { i: 2 } }
+  attr { key: "num" value { i: 2 } } }
+node { name: "paddings" op: "Const"
+  attr { key: "dtype" value { type: DT_INT32 } }
+  attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } dim { size: 2 } } tensor_content: "\000\000\000\000\000\000\000\000\001\000\000\000\002\000\000\000" } } } }
+node { name: "Pad" op: "Pad" input: "split_v:1" input: "paddings"
+  attr { key: "T" value { type: DT_FLOAT } }
+  attr { key: "Tpaddings" value { type: DT_INT32 } } }
+node { name: "Shape" op: "Shape" input: "Pad"
+  attr { key: "T" value { type: DT_FLOAT } }
+  attr { key: "out_type" value { type: DT_INT64 } } }
+node { name: "Mean/reduction_indices" op: "Const"
+  attr { key: "dtype" value { type: DT_INT32 } }
+  attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 1 } } } }
+node { name: "Mean" op: "Mean" input: "Pad" input: "Mean/reduction_indices"
+  attr { key: "T" value { type: DT_FLOAT } }
+  attr { key: "Tidx" value { type: DT_INT32 } }
+  attr { key: "keep_dims" value { b: true } } }
+node { name: "Softmax" op: "Softmax" input: "unstack:1"
+  attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "LogSoftmax" op: "LogSoftmax" input: "Pad"
+  attr { key: "T" value { type: DT_FLOAT } }
+  experimental_debug_info { original_node_names: "log_softmax" } }
+library { }
+versions { producer: 27 }
+)pb";
+
+TEST(GraphDefImportTest, ReadsTensorflowsPrimitivesAsTensorflow1PrintsThem) {
+  Graph g = graph_from_graph_def(graph_def_from_text(kPrimitivesGraph));
+  Session sess(g);
+  const Tensor x = g.get_tensor_by_name("x:0");
+  const Tensor xv({{1.f, -2.f, 0.5f, 3.f, 0.f, 2.f}, {-1.f, 4.f, 2.5f, -0.5f, 1.f, 1.5f}});
+  auto run = [&](const char* name) { return sess.run(g.get_tensor_by_name(name), {{x, xv}}); };
+  const std::vector<Tensor> thirds = split(xv, 3, 1);
+  EXPECT_EQ(values(run("split:1")), values(thirds[1]));
+  EXPECT_EQ(values(run("split_v:1")), values(slice(xv, {0, 1}, {2, 5})));
+  const Tensor stacked = stack({thirds[0], thirds[2]}, -1);
+  EXPECT_EQ(run("stack:0").shape(), Shape({2, 2, 2}));
+  EXPECT_EQ(values(run("stack:0")), values(stacked));
+  EXPECT_EQ(values(run("unstack:1")), values(thirds[2]));
+  const Tensor padded = pad(slice(xv, {0, 1}, {2, 5}), {{0, 0}, {1, 2}});
+  EXPECT_EQ(values(run("Pad:0")), values(padded));
+  EXPECT_THAT(run("Shape:0").to_vector<int64_t>(), ElementsAre(2, 8));
+  EXPECT_EQ(values(run("Mean:0")), values(reduce_mean(padded, {1}, true)));
+  EXPECT_EQ(values(run("Softmax:0")), values(softmax(thirds[2])));
+  EXPECT_EQ(values(run("LogSoftmax:0")), values(log_softmax(padded)));
+}
+
+// Global average pooling over dims only known when the graph runs: Mean counts at run time.
+TEST(GraphDefImportTest, MeanOverDimsOfUnknownSize) {
+  Graph g = graph_from_graph_def(graph_def_from_text(R"pb(
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "shape" value { shape { dim { size: -1 } dim { size: -1 } dim { size: -1 } dim { size: 2 } } } } }
+    node { name: "axes" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+      attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } } int_val: 1 int_val: 2 } } } }
+    node { name: "gap" op: "Mean" input: "x" input: "axes"
+      attr { key: "T" value { type: DT_FLOAT } } attr { key: "Tidx" value { type: DT_INT32 } }
+      attr { key: "keep_dims" value { b: false } } }
+  )pb"));
+  const Tensor gap = g.get_tensor_by_name("gap:0");
+  EXPECT_EQ(gap.shape(), Shape({-1, 2}));
+  const Tensor xv = reshape(cast(range<int32_t>(0, 2 * 3 * 4 * 2), DType::kFloat32), {2, 3, 4, 2});
+  Session sess(g);
+  const Tensor got = sess.run(gap, {{g.get_tensor_by_name("x:0"), xv}});
+  EXPECT_EQ(got.shape(), Shape({2, 2}));
+  EXPECT_EQ(values(got), values(reduce_mean(xv, {1, 2})));
+  EXPECT_THAT(values(got), ElementsAre(11.f, 12.f, 35.f, 36.f));
+}
+
+TEST(GraphDefPrimitivesTest, ShapeIsTheRunsShape) {
+  const Tensor x = zeros({3, 0, 5});
+  EXPECT_THAT(shape(x).to_vector<int32_t>(), ElementsAre(3, 0, 5));
+  EXPECT_THAT(shape(x, DType::kInt64).to_vector<int64_t>(), ElementsAre(3, 0, 5));
+  EXPECT_EQ(shape(Tensor(1.f)).shape(), Shape({0}));
+  EXPECT_THROW(shape(x, DType::kFloat32), InvalidArgumentError);
+  Graph g;
+  Tensor p, s;
+  {
+    auto scope = g.as_default();
+    p = placeholder(DType::kFloat32, {-1, 4}, "p");
+    s = shape(p, DType::kInt64);
+  }
+  EXPECT_EQ(s.shape(), Shape({2}));
+  Session sess(g);
+  EXPECT_THAT(sess.run(s, {{p, zeros({7, 4})}}).to_vector<int64_t>(), ElementsAre(7, 4));
+}
+
+TEST(GraphDefPrimitivesTest, MeanKeepsTensorflowsIntegerAndEmptyRules) {
+  EXPECT_THAT(reduce_mean(Tensor({1, 2, 4})).to_vector<int32_t>(), ElementsAre(2));  // 7 / 3 truncates
+  EXPECT_THAT(reduce_mean(Tensor({-7, 0})).to_vector<int32_t>(), ElementsAre(-3));
+  EXPECT_TRUE(std::isnan(reduce_mean(zeros({0, 3}), {0}).to_vector<float>()[0]));
+  try {
+    reduce_mean(zeros({0, 3}, DType::kInt32), {0});
+    FAIL() << "an integer mean of nothing must throw";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("[reduce_mean] the integer mean of the empty input 'x' [0,3] is undefined"));
+  }
+  EXPECT_THROW(reduce_mean(Tensor({true, false})), InvalidArgumentError);
+}
+
+TEST(GraphDefPrimitivesTest, SoftmaxIsStableAlongAnyAxis) {
+  const Tensor logits({{1000.f, 1000.f, 1000.f}, {1.f, 2.f, 3.f}});
+  EXPECT_THAT(values(softmax(logits)), ::testing::Pointwise(::testing::FloatNear(1e-6f),
+      std::vector<float>{1 / 3.f, 1 / 3.f, 1 / 3.f, 0.09003057f, 0.24472847f, 0.66524096f}));
+  expect_close(softmax(logits, 0), transpose(softmax(transpose(logits, {1, 0})), {1, 0}));
+  expect_close(exp(log_softmax(logits, 0)), softmax(logits, 0));
+  EXPECT_THAT(values(log_softmax(Tensor({0.f, -1000.f}))), ElementsAre(0.f, -1000.f));  // exact where softmax underflows
+  EXPECT_THROW(softmax(Tensor(1.f)), InvalidArgumentError);
+  EXPECT_THROW(softmax(Tensor({1, 2})), InvalidArgumentError);
+}
+
+}  // namespace
+}  // namespace tapeflow
