@@ -506,8 +506,57 @@ absl::Status put_attr(proto::NodeDef& n, const std::string& tf_name, const AttrV
   return absl::OkStatus();
 }
 
+// Note [Spare constants]: an imported node keeps TensorFlow's constant inputs as attrs, and the
+// Const nodes that carried them stay in the graph (every node of an import is kept, as in
+// TensorFlow) with nothing consuming them. Export writes such an attr as a constant input again:
+// it reuses the spare Const under the node's name ("Mean/reduction_indices" for "Mean") when it
+// holds the same value, so import and export round trips do not add "Mean/axes" beside it each
+// time. Spare: a Const nothing reads, by the name of the node it sits under.
+using SpareConsts = absl::flat_hash_map<std::string, std::vector<const Node*>>;
+
+SpareConsts spare_consts(const std::vector<const Node*>& nodes) {
+  std::vector<char> consumed(nodes.size(), 0);
+  for (const Node* n : nodes) {
+    for (const TensorRef& r : n->inputs) consumed[static_cast<size_t>(r.node)] = 1;
+    for (int c : n->control_inputs) consumed[static_cast<size_t>(c)] = 1;
+  }
+  SpareConsts spare;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node& n = *nodes[i];
+    const size_t slash = n.name.rfind('/');
+    if (n.op == &kConstOp && !consumed[i] && slash != std::string::npos)
+      spare[n.name.substr(0, slash)].push_back(&n);
+  }
+  return spare;
+}
+
+// The spare's elements equal the value's, of one dtype, in the same shape, or the spare a scalar
+// where the value is one element: TensorFlow's scalar reduction index 1 is tapeflow's axes [1].
+bool same_value(const Tensor& spare, const Tensor& value) {
+  const Tensor& a = spare;
+  const Tensor& b = value;
+  if (!a.defined() || a.dtype() != b.dtype() || a.num_elements() != b.num_elements()) return false;
+  if (a.shape() != b.shape() && !(a.rank() == 0 && b.rank() == 1)) return false;
+  bool equal = false;
+  dispatch_dtype(a.dtype(), [&]<typename T>() { equal = a.to_vector<T>() == b.to_vector<T>(); });
+  return equal;
+}
+
+// The name of a spare Const under `owner` holding `value` on `device` (then no longer spare), or "".
+std::string take_spare(SpareConsts& spare, const std::string& owner, const Tensor& value, const std::string& device) {
+  auto it = spare.find(owner);
+  if (it == spare.end()) return "";
+  for (auto c = it->second.begin(); c != it->second.end(); ++c) {
+    if ((*c)->requested_device.to_string() != device || !same_value((*c)->value, value)) continue;
+    std::string name = (*c)->name;
+    it->second.erase(c);
+    return name;
+  }
+  return "";
+}
+
 absl::Status export_node(const GraphState& state, const Node& node, GraphDef& def,
-                         absl::flat_hash_set<std::string>& used) {
+                         absl::flat_hash_set<std::string>& used, SpareConsts& spare) {
   const OpDef& op = *node.op;
   if (std::string_view(op.type) == "PartitionedCall")
     return absl::UnimplementedError("calls of traced functions cannot be written: GraphDef function libraries are "
@@ -547,8 +596,11 @@ absl::Status export_node(const GraphState& state, const Node& node, GraphDef& de
       const AttrValue* v = node.attrs.find(f.name);
       if (v == nullptr) return absl::InternalError(absl::StrCat("attr '", f.name, "' is missing"));
       TF_ASSIGN_OR_RETURN(Tensor value, const_input_value(*v, f.value_kind, out_dtype, index_dtype));
-      const std::string name = fresh_name(used, absl::StrCat(node.name, "/", f.name));
-      TF_RETURN_IF_ERROR(add_const_node(def, name, value, device));
+      std::string name = take_spare(spare, node.name, value, device);  // Note [Spare constants]
+      if (name.empty()) {
+        name = fresh_name(used, absl::StrCat(node.name, "/", f.name));
+        TF_RETURN_IF_ERROR(add_const_node(def, name, value, device));
+      }
       const size_t pos = f.position < 0 ? inputs.size() : static_cast<size_t>(f.position);
       if (pos > inputs.size()) return absl::InternalError("a constant input position past the inputs");
       inputs.insert(inputs.begin() + static_cast<std::ptrdiff_t>(pos), name);
@@ -599,11 +651,12 @@ GraphDef to_graph_def(const Graph& graph, std::source_location loc) {
   const std::vector<const Node*> nodes = state.snapshot();
   absl::flat_hash_set<std::string> used;
   for (const Node* n : nodes) used.insert(n->name);
+  SpareConsts spare = spare_consts(nodes);
   GraphDef def;
   def.mutable_versions()->set_producer(27);
   def.mutable_versions()->set_min_consumer(12);
   for (const Node* n : nodes) {
-    absl::Status s = export_node(state, *n, def, used);
+    absl::Status s = export_node(state, *n, def, used, spare);
     if (!s.ok())
       throw_status(absl::Status(s.code(), absl::StrCat("[to_graph_def] ", describe_node(*n), ": ", s.message())), loc);
   }

@@ -166,6 +166,24 @@ TEST(GraphDefImportTest, ReadsTensorflowsPrimitivesAsTensorflow1PrintsThem) {
   EXPECT_EQ(values(run("LogSoftmax:0")), values(log_softmax(padded)));
 }
 
+// Note [Spare constants]: the Consts that carried constant inputs stay in an imported graph;
+// export hands them back to the nodes they sit under instead of adding another beside them, so
+// round trips do not grow the graph.
+TEST(GraphDefImportTest, ReexportReusesTheConstantsThatCarriedAttrs) {
+  const GraphDef original = graph_def_from_text(kPrimitivesGraph);
+  const GraphDef once = to_graph_def(graph_from_graph_def(original));
+  EXPECT_EQ(node_named(once, "Mean").input(1), "Mean/reduction_indices");
+  EXPECT_EQ(node_named(once, "split").input(0), "split/split_dim");
+  EXPECT_EQ(node_named(once, "Pad").input(1), "Pad/paddings");  // "paddings" sits under no node: a new one
+  std::vector<std::string> names;
+  for (const auto& n : once.node()) names.push_back(n.name());
+  EXPECT_THAT(names, Not(Contains(std::string("Mean/axes"))));
+  EXPECT_THAT(names, Not(Contains(std::string("split/axis"))));
+  const GraphDef twice = to_graph_def(graph_from_graph_def(once));
+  EXPECT_EQ(twice.node_size(), once.node_size());
+  EXPECT_EQ(graph_def_to_binary(to_graph_def(graph_from_graph_def(twice))), graph_def_to_binary(twice));
+}
+
 // Global average pooling over dims only known when the graph runs: Mean counts at run time.
 TEST(GraphDefImportTest, MeanOverDimsOfUnknownSize) {
   Graph g = graph_from_graph_def(graph_def_from_text(R"pb(
