@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/errors.h"
+#include "graph/graph_ops.h"
 
 namespace tapeflow {
 namespace {
@@ -174,8 +175,14 @@ class DotWriter {
       if (in.index > 0) text = absl::StrCat(":", in.index, " ", text);
       absl::StrAppend(&out_, "  ", quote(src.name), " -> ", quote(n.name), " [label=", quote(text), "];\n");
     }
-    for (int c : n.control_inputs)
-      absl::StrAppend(&out_, "  ", quote(nodes_[c]->name), " -> ", quote(n.name), " [style=dashed];\n");
+    // A variable's handle is a control input of its reads and updates in tapeflow, and their
+    // input 0 in TensorFlow (Note [Variables in a GraphDef]): drawn as the data edge it is.
+    for (int c : n.control_inputs) {
+      if (nodes_[c]->op == &kVarHandleOp)
+        absl::StrAppend(&out_, "  ", quote(nodes_[c]->name), " -> ", quote(n.name), " [label=\"resource\"];\n");
+      else
+        absl::StrAppend(&out_, "  ", quote(nodes_[c]->name), " -> ", quote(n.name), " [style=dashed];\n");
+    }
   }
 
   const std::vector<const Node*>& nodes_;

@@ -110,6 +110,20 @@ TEST(DotTest, ScopesAreNestedClustersAndEdgesCarryDtypeAndShape) {
   EXPECT_EQ(dot, to_dot(sg.g));  // deterministic
 }
 
+// A variable's handle reaches its reads and updates as TensorFlow's input 0: a data edge.
+TEST(DotTest, AVariablesHandleIsADataEdgeToItsReads) {
+  Graph g;
+  {
+    auto scope = g.as_default();
+    Variable v(Tensor({1.f, 2.f}), "v");
+    Tensor r = v.read() * 2.f;
+  }
+  const std::string dot = to_dot(g);
+  EXPECT_THAT(dot, HasSubstr("  \"v\" -> \"ReadVariableOp\" [label=\"resource\"];\n"));
+  EXPECT_THAT(dot, HasSubstr("  \"v\" -> \"v/Assign\" [label=\"resource\"];\n"));
+  EXPECT_THAT(dot, Not(HasSubstr("style=dashed")));
+}
+
 TEST(DotTest, StepStatsFillNodesByDuration) {
   ScopedGraph sg;
   const RunMetadata md = traced_run(sg);
