@@ -195,6 +195,76 @@ node {
   device: "/device:CPU:0"
 }
 ''',
+    "split_pack_pad": '''node {
+  name: "x"
+  op: "Placeholder"
+  attr { key: "dtype" value { type: DT_FLOAT } }
+  attr { key: "shape" value { shape { dim { size: -1 } dim { size: 6 } } } }
+}
+node {
+  name: "split/split_dim"
+  op: "Const"
+  attr { key: "dtype" value { type: DT_INT32 } }
+  attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 1 } } }
+}
+node {
+  name: "split"
+  op: "Split"
+  input: "split/split_dim"
+  input: "x"
+  attr { key: "T" value { type: DT_FLOAT } }
+  attr { key: "num_split" value { i: 3 } }
+}
+node {
+  name: "stack"
+  op: "Pack"
+  input: "split"
+  input: "split:2"
+  attr { key: "N" value { i: 2 } }
+  attr { key: "T" value { type: DT_FLOAT } }
+  attr { key: "axis" value { i: -1 } }
+}
+node {
+  name: "unstack"
+  op: "Unpack"
+  input: "stack"
+  attr { key: "T" value { type: DT_FLOAT } }
+  attr { key: "axis" value { i: 2 } }
+  attr { key: "num" value { i: 2 } }
+}
+node {
+  name: "Pad/paddings"
+  op: "Const"
+  attr { key: "dtype" value { type: DT_INT32 } }
+  attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } dim { size: 2 } } int_val: 0 int_val: 0 int_val: 1 int_val: 2 } } }
+}
+node {
+  name: "Pad"
+  op: "Pad"
+  input: "unstack:1"
+  input: "Pad/paddings"
+  attr { key: "T" value { type: DT_FLOAT } }
+  attr { key: "Tpaddings" value { type: DT_INT32 } }
+}
+node {
+  name: "Shape"
+  op: "Shape"
+  input: "Pad"
+  attr { key: "T" value { type: DT_FLOAT } }
+  attr { key: "out_type" value { type: DT_INT32 } }
+}
+node {
+  name: "LogSoftmax"
+  op: "LogSoftmax"
+  input: "Pad"
+  attr { key: "T" value { type: DT_FLOAT } }
+  experimental_debug_info { original_node_names: "log_softmax" }
+}
+library {
+  gradient { function_name: "f" gradient_func: "g" }
+}
+versions { producer: 27 }
+''',
 }
 
 
