@@ -795,16 +795,8 @@ TEST(GraphDefWireTest, RandomUniformRangesTravelAsTapeflowAttrs) {
 namespace {
 
 struct GraphDefBoundedReadTest : ::testing::Test {
-  void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "tapeflow_graph_def_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir = tmpl;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  }
-  std::string dir;
+  ScopedTempDir tmp{"graph_def"};
+  const std::string& dir = tmp.path();
 };
 
 // A stream without an end stops one byte past the limit (before: `tapeflow graph /dev/zero`

@@ -27,15 +27,8 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 struct FileIoTest : ::testing::Test {
-  void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "tapeflow_file_io_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir = tmpl;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
+  ScopedTempDir tmp{"file_io"};
+  const std::string& dir = tmp.path();
   // The names in `dir`, sorted (temporary files included: none may be left).
   std::vector<std::string> names() const {
     std::vector<std::string> out;
@@ -43,7 +36,6 @@ struct FileIoTest : ::testing::Test {
     std::sort(out.begin(), out.end());
     return out;
   }
-  std::string dir;
 };
 
 bool is_link(const std::string& path) {

@@ -3,10 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <filesystem>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "core/errors.h"
@@ -14,6 +18,27 @@
 #include "eager/tensor.h"
 
 namespace tapeflow {
+
+// A fresh directory under the test's temporary folder, removed with everything in it when the
+// object goes: `ScopedTempDir tmp("saver"); tmp.path() + "/ckpt"`.
+class ScopedTempDir {
+ public:
+  explicit ScopedTempDir(const std::string& prefix) {
+    std::string tmpl = ::testing::TempDir() + "tapeflow_" + prefix + "_XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed for " << tmpl;
+    path_ = tmpl;
+  }
+  ~ScopedTempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  ScopedTempDir(const ScopedTempDir&) = delete;
+  ScopedTempDir& operator=(const ScopedTempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 // Runs fn and returns the message of the E (InvalidArgumentError by default) it throws, or a
 // marker string that no expectation matches when it throws another exception or nothing.
