@@ -17,6 +17,7 @@
 
 #include <optional>
 
+#include "eager/ops/cast.h"
 #include "graph/graph_ops.h"
 
 namespace tapeflow {
@@ -132,7 +133,16 @@ class Importer {
   // Nodes naming the same device share one spec (a graph's nodes name a few devices at most).
   absl::StatusOr<SharedDeviceSpec> device_of(const std::string& text);
   absl::Status read_colocation(int i, int planned);
-  absl::StatusOr<AttrValue> const_input(const Ref& ref, const FormItem& item);
+  // `allow_partial`: the attr may take a folded value with -1 for unknown dims (Reshape's shape).
+  absl::StatusOr<AttrValue> const_input(const Ref& ref, const FormItem& item, bool allow_partial = false);
+  struct Folded {
+    Tensor value;
+    bool partial = false;  // holds -1 for dims whose size the import does not know
+  };
+  std::optional<Folded> fold(const Ref& ref, int depth) const;  // Note [Folded constant inputs]
+  std::optional<Folded> fold_node(const Node& n, int depth) const;
+  // fold's results by planned node: each is evaluated once, however many paths reach it.
+  mutable absl::flat_hash_map<int, std::optional<Folded>> folded_;
   // Infers the node's outputs, sets its id, inputs, control inputs (planned nodes) and location,
   // and appends it to the plan. `packed_name`: its name in names_, when it has a GraphDef node's
   // name. Returns its planned index.
@@ -444,12 +454,74 @@ absl::Status Importer::read_colocation(int i, int planned) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<AttrValue> Importer::const_input(const Ref& ref, const FormItem& item) {
+// Note [Folded constant inputs]: tapeflow holds TensorFlow's constant inputs (Reshape's shape,
+// reduction axes, ...) as attrs, so import needs their values. A Const gives it; so does a small
+// computation of Consts and Shapes, which TensorFlow 1.x graphs carry where Python computed a
+// shape (Keras' Flatten: Reshape(x, Pack(StridedSlice(Shape(x), 0), 3136))). fold evaluates
+// such a subgraph eagerly on the CPU: Shape from the input's static shape, then a few moves
+// (slices, packs, concats, casts) and integer arithmetic. A Shape of dims unknown until run time
+// gives -1 for them and marks the value partial: moves keep -1 where it is, arithmetic on it
+// is refused, and only Reshape's shape takes a partial value, whose -1 Reshape infers (the
+// batch dim of Keras' Flatten). Anything else stays the error a non-Const input always was.
+std::optional<Importer::Folded> Importer::fold(const Ref& ref, int depth) const {
+  const Node* n = planned_node(ref);
+  if (n == nullptr || ref.index != 0) return std::nullopt;
+  if (n->op == &kConstOp) return Folded{n->value, false};
+  if (auto it = folded_.find(ref.node); it != folded_.end()) return it->second;
+  std::optional<Folded> f = fold_node(*n, depth);
+  folded_.emplace(ref.node, f);
+  return f;
+}
+
+std::optional<Importer::Folded> Importer::fold_node(const Node& node, int depth) const {
+  static const absl::flat_hash_set<std::string_view> kMoves = {
+      "Identity", "StridedSlice", "Pack", "ConcatV2", "Reshape", "ExpandDims", "Squeeze", "Slice", "Cast"};
+  static const absl::flat_hash_set<std::string_view> kArithmetic = {
+      "Add", "Sub", "Mul", "FloorDiv", "Maximum", "Minimum", "Prod", "Sum", "Neg", "GatherV2"};
+  constexpr int kMaxDepth = 16;
+  constexpr int64_t kMaxElements = 4096;  // shapes and axes, not data
+  const Node* n = &node;
+  if (depth > kMaxDepth || n->outputs.size() != 1) return std::nullopt;
+  const std::string_view type = n->op->type;
+  const bool move = kMoves.contains(type);
+  if (type != "Shape" && !move && !kArithmetic.contains(type)) return std::nullopt;
+  const TensorSpec& out = n->outputs[0];
+  if (!out.shape.is_fully_defined() || out.shape.num_elements() > kMaxElements || !is_integer(out.dtype))
+    return std::nullopt;
+  ContextGuard eager(&eager_context());
+  try {
+    if (type == "Shape") {
+      const Shape& s = spec(n->inputs[0]).shape;
+      std::vector<int64_t> dims(s.dims().begin(), s.dims().end());
+      const bool partial = std::any_of(dims.begin(), dims.end(), [](int64_t d) { return d < 0; });
+      for (int64_t& d : dims) d = std::max<int64_t>(d, -1);
+      const Tensor v(std::move(dims), Shape{s.rank()});
+      return Folded{out.dtype == DType::kInt64 ? v : cast(v, out.dtype), partial};
+    }
+    std::vector<Tensor> inputs;
+    bool partial = false;
+    for (const Ref& in : n->inputs) {
+      std::optional<Folded> f = fold(in, depth + 1);
+      if (!f) return std::nullopt;
+      partial |= f->partial;
+      inputs.push_back(std::move(f->value));
+    }
+    if (partial && !move) return std::nullopt;  // -1 is a placeholder, not a number
+    return Folded{execute_single(*n->op, inputs, n->attrs, loc_), partial};
+  } catch (const Error&) {
+    return std::nullopt;  // the node's own error surfaces when the graph runs
+  }
+}
+
+absl::StatusOr<AttrValue> Importer::const_input(const Ref& ref, const FormItem& item, bool allow_partial) {
   const Node* src = planned_node(ref);
-  if (src == nullptr || src->op != &kConstOp)
-    return absl::UnimplementedError(absl::StrCat("the input that carries '", item.name,
-                                                 "' must be a Const node: tapeflow holds it as an attribute"));
-  const Tensor& t = src->value;
+  std::optional<Folded> folded = src != nullptr && src->op != &kConstOp ? fold(ref, 0) : std::nullopt;
+  if (src == nullptr || (src->op != &kConstOp && (!folded || (folded->partial && !allow_partial))))
+    return absl::UnimplementedError(absl::StrCat(
+        "the input that carries '", item.name,
+        "' must be a Const node, or a value tapeflow can compute while importing (Note [Folded constant inputs]): "
+        "tapeflow holds it as an attribute"));
+  const Tensor& t = folded ? folded->value : src->value;
   const bool integer = is_integer(t.dtype());
   const int64_t n = t.num_elements();
   auto ints = [&]() -> std::vector<int64_t> {
@@ -609,7 +681,7 @@ absl::Status Importer::plan_node(int i) {
   for (size_t k = 0; k < layout.size(); ++k) {
     if (layout[k] < 0) { tensors.push_back(refs[k]); continue; }
     const FormItem& f = form.items[layout[k]];
-    absl::StatusOr<AttrValue> v = const_input(refs[k], f);
+    absl::StatusOr<AttrValue> v = const_input(refs[k], f, std::string_view(op.type) == "Reshape" && f.name == "shape");
     if (!v.ok()) return fail(v.status());
     node->attrs.set(f.name, *std::move(v));
   }

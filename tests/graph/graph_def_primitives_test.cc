@@ -184,6 +184,91 @@ TEST(GraphDefImportTest, ReexportReusesTheConstantsThatCarriedAttrs) {
   EXPECT_EQ(graph_def_to_binary(to_graph_def(graph_from_graph_def(twice))), graph_def_to_binary(twice));
 }
 
+// Keras' Flatten in a TensorFlow 1.x graph: Reshape(x, Pack(StridedSlice(Shape(x), 0), 6)). The
+// shape is folded at import (Note [Folded constant inputs]): the unknown batch becomes -1.
+constexpr const char* kFlattenGraph = R"pb(
+node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+  attr { key: "shape" value { shape { dim { size: -1 } dim { size: 2 } dim { size: 3 } } } } }
+node { name: "flatten/Shape" op: "Shape" input: "x"
+  attr { key: "T" value { type: DT_FLOAT } } attr { key: "out_type" value { type: DT_INT32 } } }
+node { name: "flatten/strided_slice/stack" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+  attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } int_val: 0 } } } }
+node { name: "flatten/strided_slice/stack_1" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+  attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } int_val: 1 } } } }
+node { name: "flatten/strided_slice/stack_2" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+  attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } int_val: 1 } } } }
+node { name: "flatten/strided_slice" op: "StridedSlice" input: "flatten/Shape"
+  input: "flatten/strided_slice/stack" input: "flatten/strided_slice/stack_1" input: "flatten/strided_slice/stack_2"
+  attr { key: "Index" value { type: DT_INT32 } } attr { key: "T" value { type: DT_INT32 } }
+  attr { key: "begin_mask" value { i: 0 } } attr { key: "ellipsis_mask" value { i: 0 } }
+  attr { key: "end_mask" value { i: 0 } } attr { key: "new_axis_mask" value { i: 0 } }
+  attr { key: "shrink_axis_mask" value { i: 1 } } }
+node { name: "flatten/Reshape/shape/1" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+  attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: %s } } } }
+node { name: "flatten/Reshape/shape" op: "Pack" input: "flatten/strided_slice" input: "flatten/Reshape/shape/1"
+  attr { key: "N" value { i: 2 } } attr { key: "T" value { type: DT_INT32 } } attr { key: "axis" value { i: 0 } } }
+node { name: "flatten/Reshape" op: "Reshape" input: "x" input: "flatten/Reshape/shape"
+  attr { key: "T" value { type: DT_FLOAT } } attr { key: "Tshape" value { type: DT_INT32 } } }
+)pb";
+
+std::string flatten_graph(const char* second_dim) {
+  std::string text = kFlattenGraph;
+  text.replace(text.find("%s"), 2, second_dim);
+  return text;
+}
+
+TEST(GraphDefImportTest, ShapeComputationsFoldIntoConstantInputs) {
+  Graph g = graph_from_graph_def(graph_def_from_text(flatten_graph("6")));
+  const Tensor flat = g.get_tensor_by_name("flatten/Reshape:0");
+  EXPECT_EQ(flat.shape(), Shape({-1, 6}));
+  const Tensor xv = reshape(cast(range<int32_t>(0, 24), DType::kFloat32), {4, 2, 3});
+  Session sess(g);
+  const Tensor got = sess.run(flat, {{g.get_tensor_by_name("x:0"), xv}});
+  EXPECT_EQ(got.shape(), Shape({4, 6}));
+  EXPECT_EQ(values(got), values(reshape(xv, {4, 6})));
+  // The Shape node itself still runs (its value at run time is the fed batch).
+  EXPECT_THAT(sess.run(g.get_tensor_by_name("flatten/Shape:0"), {{g.get_tensor_by_name("x:0"), xv}}).to_vector<int32_t>(),
+              ElementsAre(4, 2, 3));
+  // Two unknowns (the batch and a -1) cannot become one Reshape attr: the error it always was.
+  try {
+    graph_from_graph_def(graph_def_from_text(flatten_graph("-1")));
+    FAIL() << "two -1s in a reshape";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("node 'flatten/Reshape' (Reshape)"));
+  }
+}
+
+TEST(GraphDefImportTest, ArithmeticOnAnUnknownDimIsNotFolded) {
+  std::string text = flatten_graph("6");
+  // shape[0] * 2 would fold -1 into -2: refused, so the Reshape says its input is not constant.
+  text.replace(text.find(R"(input: "flatten/strided_slice" input: "flatten/Reshape/shape/1")"),
+               std::string(R"(input: "flatten/strided_slice" input: "flatten/Reshape/shape/1")").size(),
+               R"(input: "doubled" input: "flatten/Reshape/shape/1")");
+  text += R"pb(node { name: "doubled" op: "Mul" input: "flatten/strided_slice" input: "two"
+                 attr { key: "T" value { type: DT_INT32 } } }
+               node { name: "two" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+                 attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 2 } } } })pb";
+  try {
+    graph_from_graph_def(graph_def_from_text(text));
+    FAIL() << "arithmetic on an unknown dim must not fold";
+  } catch (const UnimplementedError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("the input that carries 'shape' must be a Const node, or a value tapeflow "
+                                               "can compute while importing"));
+  }
+  // With every dim known the same arithmetic folds.
+  std::string known = flatten_graph("3");
+  known.replace(known.find("dim { size: -1 }"), std::string("dim { size: -1 }").size(), "dim { size: 4 }");
+  known.replace(known.find(R"(input: "flatten/strided_slice" input: "flatten/Reshape/shape/1")"),
+                std::string(R"(input: "flatten/strided_slice" input: "flatten/Reshape/shape/1")").size(),
+                R"(input: "doubled" input: "flatten/Reshape/shape/1")");
+  known += R"pb(node { name: "doubled" op: "Mul" input: "flatten/strided_slice" input: "two"
+                  attr { key: "T" value { type: DT_INT32 } } }
+                node { name: "two" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+                  attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 2 } } } })pb";
+  EXPECT_EQ(graph_from_graph_def(graph_def_from_text(known)).get_tensor_by_name("flatten/Reshape:0").shape(),
+            Shape({8, 3}));
+}
+
 // Global average pooling over dims only known when the graph runs: Mean counts at run time.
 TEST(GraphDefImportTest, MeanOverDimsOfUnknownSize) {
   Graph g = graph_from_graph_def(graph_def_from_text(R"pb(
