@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "graph/graph_def.h"
 #include "tapeflow.h"
 #include "tests/support/test_util.h"
@@ -238,34 +239,31 @@ TEST(GraphDefImportTest, ShapeComputationsFoldIntoConstantInputs) {
   }
 }
 
+// The flatten graph with the packed batch dim doubled: Pack(StridedSlice(Shape(x)) * 2, second).
+std::string flatten_of_doubled_batch(const char* second_dim, const char* batch) {
+  std::string text = flatten_graph(second_dim);
+  const std::string batch_dim = "dim { size: -1 }", packed = R"(input: "flatten/strided_slice" input: "flatten/Reshape/shape/1")";
+  text.replace(text.find(batch_dim), batch_dim.size(), absl::StrCat("dim { size: ", batch, " }"));
+  text.replace(text.find(packed), packed.size(), R"(input: "doubled" input: "flatten/Reshape/shape/1")");
+  return text + R"pb(node { name: "doubled" op: "Mul" input: "flatten/strided_slice" input: "two"
+                       attr { key: "T" value { type: DT_INT32 } } }
+                     node { name: "two" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+                       attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 2 } } } })pb";
+}
+
 TEST(GraphDefImportTest, ArithmeticOnAnUnknownDimIsNotFolded) {
-  std::string text = flatten_graph("6");
   // shape[0] * 2 would fold -1 into -2: refused, so the Reshape says its input is not constant.
-  text.replace(text.find(R"(input: "flatten/strided_slice" input: "flatten/Reshape/shape/1")"),
-               std::string(R"(input: "flatten/strided_slice" input: "flatten/Reshape/shape/1")").size(),
-               R"(input: "doubled" input: "flatten/Reshape/shape/1")");
-  text += R"pb(node { name: "doubled" op: "Mul" input: "flatten/strided_slice" input: "two"
-                 attr { key: "T" value { type: DT_INT32 } } }
-               node { name: "two" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
-                 attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 2 } } } })pb";
   try {
-    graph_from_graph_def(graph_def_from_text(text));
+    graph_from_graph_def(graph_def_from_text(flatten_of_doubled_batch("6", "-1")));
     FAIL() << "arithmetic on an unknown dim must not fold";
   } catch (const UnimplementedError& e) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("the input that carries 'shape' must be a Const node, or a value tapeflow "
                                                "can compute while importing"));
   }
-  // With every dim known the same arithmetic folds.
-  std::string known = flatten_graph("3");
-  known.replace(known.find("dim { size: -1 }"), std::string("dim { size: -1 }").size(), "dim { size: 4 }");
-  known.replace(known.find(R"(input: "flatten/strided_slice" input: "flatten/Reshape/shape/1")"),
-                std::string(R"(input: "flatten/strided_slice" input: "flatten/Reshape/shape/1")").size(),
-                R"(input: "doubled" input: "flatten/Reshape/shape/1")");
-  known += R"pb(node { name: "doubled" op: "Mul" input: "flatten/strided_slice" input: "two"
-                  attr { key: "T" value { type: DT_INT32 } } }
-                node { name: "two" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
-                  attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 2 } } } })pb";
-  EXPECT_EQ(graph_from_graph_def(graph_def_from_text(known)).get_tensor_by_name("flatten/Reshape:0").shape(),
+  // With every dim known the same arithmetic folds: [4, 2, 3] reshaped to [8, 3].
+  EXPECT_EQ(graph_from_graph_def(graph_def_from_text(flatten_of_doubled_batch("3", "4")))
+                .get_tensor_by_name("flatten/Reshape:0")
+                .shape(),
             Shape({8, 3}));
 }
 
