@@ -265,6 +265,66 @@ library {
 }
 versions { producer: 27 }
 ''',
+    # Keras' Flatten: a Reshape whose shape the import folds from Shape, StridedSlice and Pack.
+    "keras_flatten": '''node {
+  name: "x"
+  op: "Placeholder"
+  attr { key: "dtype" value { type: DT_FLOAT } }
+  attr { key: "shape" value { shape { dim { size: -1 } dim { size: 2 } dim { size: 3 } } } }
+}
+node {
+  name: "flatten/Shape"
+  op: "Shape"
+  input: "x"
+  attr { key: "T" value { type: DT_FLOAT } }
+  attr { key: "out_type" value { type: DT_INT32 } }
+}
+node {
+  name: "flatten/strided_slice/stack"
+  op: "Const"
+  attr { key: "dtype" value { type: DT_INT32 } }
+  attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } int_val: 0 } } }
+}
+node {
+  name: "flatten/strided_slice/stack_1"
+  op: "Const"
+  attr { key: "dtype" value { type: DT_INT32 } }
+  attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } int_val: 1 } } }
+}
+node {
+  name: "flatten/strided_slice"
+  op: "StridedSlice"
+  input: "flatten/Shape"
+  input: "flatten/strided_slice/stack"
+  input: "flatten/strided_slice/stack_1"
+  input: "flatten/strided_slice/stack_1"
+  attr { key: "Index" value { type: DT_INT32 } }
+  attr { key: "T" value { type: DT_INT32 } }
+  attr { key: "shrink_axis_mask" value { i: 1 } }
+}
+node {
+  name: "flatten/Reshape/shape/1"
+  op: "Const"
+  attr { key: "dtype" value { type: DT_INT32 } }
+  attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 6 } } }
+}
+node {
+  name: "flatten/Reshape/shape"
+  op: "Pack"
+  input: "flatten/strided_slice"
+  input: "flatten/Reshape/shape/1"
+  attr { key: "N" value { i: 2 } }
+  attr { key: "T" value { type: DT_INT32 } }
+}
+node {
+  name: "flatten/Reshape"
+  op: "Reshape"
+  input: "x"
+  input: "flatten/Reshape/shape"
+  attr { key: "T" value { type: DT_FLOAT } }
+  attr { key: "Tshape" value { type: DT_INT32 } }
+}
+''',
 }
 
 
