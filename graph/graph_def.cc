@@ -681,8 +681,12 @@ class CollectErrors : public google::protobuf::io::ErrorCollector {
 }  // namespace
 
 std::string graph_def_to_text(const GraphDef& graph_def) {
+  // Fields this schema does not declare (a newer TensorFlow's, a FunctionDef's contents) would
+  // print as bare numbers ("7: ..."), which no text parser reads back: the text leaves them out.
+  google::protobuf::TextFormat::Printer printer;
+  printer.SetHideUnknownFields(true);
   std::string out;
-  google::protobuf::TextFormat::PrintToString(graph_def, &out);
+  printer.PrintToString(graph_def, &out);
   return out;
 }
 

@@ -267,6 +267,21 @@ TEST(GraphDefImportTest, ArithmeticOnAnUnknownDimIsNotFolded) {
             Shape({8, 3}));
 }
 
+// A binary GraphDef from a newer TensorFlow carries fields this schema does not declare (here
+// NodeDef field 7, experimental_type): the text form leaves them out, so it parses back.
+TEST(GraphDefFileTest, TextOfABinaryWithUnknownFieldsParsesBack) {
+  std::string bytes = graph_def_to_binary(graph_def_from_text(R"pb(node { name: "n" op: "NoOp" })pb"));
+  // GraphDef.node (field 1) holds NodeDef bytes; append NodeDef field 7 (length-delimited, 0 bytes).
+  ASSERT_EQ(bytes[0], '\x0a');
+  bytes[1] = static_cast<char>(bytes[1] + 2);
+  bytes += std::string("\x3a\x00", 2);
+  const GraphDef def = graph_def_from_binary(bytes);
+  ASSERT_EQ(def.node(0).GetReflection()->GetUnknownFields(def.node(0)).field_count(), 1);
+  const std::string text = graph_def_to_text(def);
+  EXPECT_EQ(text.find("7:"), std::string::npos) << text;
+  EXPECT_EQ(graph_def_from_text(text).node(0).name(), "n");
+}
+
 // Global average pooling over dims only known when the graph runs: Mean counts at run time.
 TEST(GraphDefImportTest, MeanOverDimsOfUnknownSize) {
   Graph g = graph_from_graph_def(graph_def_from_text(R"pb(
