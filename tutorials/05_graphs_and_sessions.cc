@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/graph_def.h"
 #include "tapeflow.h"
 
 using namespace tapeflow;
@@ -509,6 +510,26 @@ int main() {
       std::cout << elsewhere.size() << " of " << total << " nodes were created elsewhere:\n";
       for (const std::string& e : elsewhere) std::cout << "  " << e << "\n";
     }
+  }
+
+  // ---------------------------------------------------------------------------------------
+  section("15. The graph leaves the process: a GraphDef");
+  // to_graph_def is tf.Graph.as_graph_def(): TensorFlow's GraphDef, with TensorFlow's op types,
+  // attrs and wire format, which write_graph_def puts in a file and another program (tapeflow's
+  // or TensorFlow 1.x's) imports. Here the bytes are read straight back into a new graph.
+  {
+    const GraphDef def = to_graph_def(g);
+    const std::string bytes = graph_def_to_binary(def);
+    Graph back = graph_from_graph_def(graph_def_from_binary(bytes));
+    Session here, there(back);
+    const Tensor x_value({1.0f, 2.0f, 3.0f});
+    const Tensor y_here = here.run(py, {{px, x_value}});
+    const Tensor y_there = there.run(back.get_tensor_by_name(py.name()), {{back.get_tensor_by_name(px.name()), x_value}});
+    const bool same = y_here.to_vector<float>() == y_there.to_vector<float>() &&
+                      here.run(times_3).item<int32_t>() == there.run(back.get_tensor_by_name(times_3.name())).item<int32_t>();
+    std::cout << "the default graph: " << def.node_size() << " nodes, " << bytes.size() << " bytes as a GraphDef\n"
+              << "read back: " << py.name() << " = " << y_there << ", " << times_3.name() << " = "
+              << there.run(back.get_tensor_by_name(times_3.name())) << (same ? " (bit-identical)" : " (DIFFERENT)") << "\n";
   }
 
   std::cout << "\ntutorial complete\n";
