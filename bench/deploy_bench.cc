@@ -5,9 +5,10 @@
 //   2. batch-1 inference: the loaded model's signature vs the same network run eagerly;
 //   3. GraphDef import of 10k- to 200k-node graphs: ns_per_node (linear when equal; it rises
 //      while the import's ~900 bytes a node outgrow the L2 and the 32 MB L3, then stays flat), and
-//      BM_GraphDefImportScaling: both sizes interleaved in one run, counter ratio = the 100k
-//      import's time / the 10k one's (the target: at most 11), and ratio_cold, the same with
-//      the caches flushed before each import.
+//      BM_GraphDefImportScaling/0 and /1: both sizes interleaved in one run, counter ratio = the
+//      100k import's time / the 10k one's (the target: at most 11), and ratio_cold, the same
+//      with the caches flushed before each import; /0 on GraphDefs as to_graph_def builds them,
+//      /1 on the same parsed from their bytes (a file's).
 //
 // Run: ./build/bench/deploy_bench --benchmark_min_time=0.5
 // Files go to $TMPDIR (default /tmp): the disk measured is that one.
@@ -230,13 +231,23 @@ BENCHMARK(BM_GraphDefImport)->Arg(10'000)->Arg(30'000)->Arg(100'000)->Arg(200'00
 // graph after writing over a buffer three times the last-level cache, so both read their
 // GraphDef from memory, as the first import after loading a file does: the ratio of the work
 // itself. docs/performance.md has both.
+//
+// The argument says how the GraphDefs were made: 0 as to_graph_def builds them in memory (each
+// NodeDef's strings and attr map where its building left them), 1 parsed from their bytes, as
+// read_graph_def gives a user the GraphDef of a file (the parser lays each NodeDef out densely).
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
+tf::GraphDef chain_def_as_made(int64_t nodes, bool parsed) {
+  tf::GraphDef def = chain_def(nodes);
+  return parsed ? tf::graph_def_from_binary(tf::graph_def_to_binary(def)) : def;
+}
+
 void BM_GraphDefImportScaling(benchmark::State& state) {
-  const tf::GraphDef small = chain_def(10'000), large = chain_def(100'000);
+  const bool parsed = state.range(0) == 1;
+  const tf::GraphDef small = chain_def_as_made(10'000, parsed), large = chain_def_as_made(100'000, parsed);
   // One import: {wall, cpu} seconds; the graph is destroyed outside the timing.
   auto import = [](const tf::GraphDef& def) {
     const auto t = Clock::now();
@@ -288,7 +299,7 @@ void BM_GraphDefImportScaling(benchmark::State& state) {
   state.counters["ratio"] = median(ratio_wall);
   state.counters["cpu_ratio"] = median(ratio_cpu);
 }
-BENCHMARK(BM_GraphDefImportScaling)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(3.0);
+BENCHMARK(BM_GraphDefImportScaling)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(3.0);
 
 }  // namespace
 
