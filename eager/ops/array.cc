@@ -310,11 +310,8 @@ absl::StatusOr<OutputSpecs> split_outputs(const InferenceContext& ctx, const Ten
     total = *sum;
   }
   if (inferred >= 0 && dim >= 0 && total <= dim) sizes[static_cast<size_t>(inferred)] = dim - total;
-  else if (inferred < 0 && dim >= 0 && total != dim)
+  else if (dim >= 0 && (inferred >= 0 || total != dim))
     return invalid(ctx, "sizes ", ints_to_string(sizes), " do not sum to dimension ", axis, " of input 'x' of shape ",
-                   x.shape.to_string());
-  else if (inferred >= 0 && dim >= 0)
-    return invalid(ctx, "sizes ", ints_to_string(sizes), " sum to more than dimension ", axis, " of input 'x' of shape ",
                    x.shape.to_string());
   OutputSpecs out;
   for (int64_t s : sizes) {
@@ -330,12 +327,16 @@ absl::StatusOr<OutputSpecs> split_shape(const InferenceContext& ctx) {
   const TensorSpec& x = ctx.inputs[0];
   TF_ASSIGN_OR_RETURN(int axis, axis_of(ctx, ctx.attrs.get<int64_t>("axis"), x.shape.rank(), "x"));
   const int64_t n = ctx.attrs.get<int64_t>("num_split"), dim = x.shape.dim(axis);
-  if (n <= 0 || too_many_outputs(n, dim))
-    return invalid(ctx, "num_split ", n, " must be positive and at most the dimension's size or ", kMaxSplitOutputs);
+  if (n <= 0) return invalid(ctx, "num_split must be positive, got ", n);
+  if (too_many_outputs(n, dim))  // one tensor handle each: bound the count
+    return invalid(ctx, "num_split ", n, " is more than the dimension's size (", dim, ") and than ", kMaxSplitOutputs,
+                   " outputs");
   if (dim >= 0 && dim % n != 0)
     return invalid(ctx, "dimension ", axis, " of input 'x' of shape ", x.shape.to_string(), " (size ", dim,
                    ") is not divisible by ", n);
-  return split_outputs(ctx, x, axis, Ints(static_cast<size_t>(n), dim < 0 ? kUnknownDim : dim / n));
+  if (dim >= 0) return split_outputs(ctx, x, axis, Ints(static_cast<size_t>(n), dim / n));
+  Shape piece = x.shape;  // the size of each piece is known when the graph runs
+  return OutputSpecs(static_cast<size_t>(n), TensorSpec{x.dtype, piece});
 }
 
 // SplitV: parts of the given sizes; num_split (TensorFlow's attr) is their count.
@@ -343,9 +344,10 @@ absl::StatusOr<OutputSpecs> split_v_shape(const InferenceContext& ctx) {
   const TensorSpec& x = ctx.inputs[0];
   TF_ASSIGN_OR_RETURN(int axis, axis_of(ctx, ctx.attrs.get<int64_t>("axis"), x.shape.rank(), "x"));
   const Ints& sizes = ctx.attrs.get<Ints>("sizes");
-  if (sizes.empty() || too_many_outputs(static_cast<int64_t>(sizes.size()), x.shape.dim(axis)))
-    return invalid(ctx, "needs at least 1 size and at most the dimension's size or ", kMaxSplitOutputs, ", got ",
-                   sizes.size());
+  if (sizes.empty()) return invalid(ctx, "needs at least one size");
+  if (too_many_outputs(static_cast<int64_t>(sizes.size()), x.shape.dim(axis)))
+    return invalid(ctx, sizes.size(), " sizes are more than the dimension's size (", x.shape.dim(axis), ") and than ",
+                   kMaxSplitOutputs, " outputs");
   if (ctx.attrs.get<int64_t>("num_split") != static_cast<int64_t>(sizes.size()))
     return invalid(ctx, "num_split ", ctx.attrs.get<int64_t>("num_split"), " but ", sizes.size(), " sizes");
   if (x.shape.dim(axis) < 0)
@@ -607,61 +609,17 @@ std::vector<Tensor> unstack(const Tensor& x, int64_t axis, std::source_location 
   return run_split(kUnpack, x, AttrMap{{"num", n}, {"axis", static_cast<int64_t>(a)}}, loc);
 }
 
+// The checks (axis, counts, sizes, divisibility) are the shape functions', so a traced split and
+// an eager one fail alike.
 std::vector<Tensor> split(const Tensor& x, int num_splits, int64_t axis, std::source_location loc) {
   require_defined(x, "split", "x", loc);
-  const int a = checked_axis("split", axis, x.rank(), loc);
-  const int64_t dim = x.shape().dim(a);
-  if (num_splits <= 0)
-    throw InvalidArgumentError(absl::StrCat("[split] num_splits must be positive, got ", num_splits), loc);
-  if (dim < 0) throw InvalidArgumentError("[split] the size of the split dimension must be known", loc);
-  if (num_splits > kMaxSplitOutputs && num_splits > dim)  // one tensor handle each: bound the count
-    throw InvalidArgumentError(absl::StrCat("[split] num_splits ", num_splits, " is more than the dimension's size (",
-                                            dim, ") and than ", kMaxSplitOutputs, " outputs"),
-                               loc);
-  if (dim % num_splits != 0)
-    throw InvalidArgumentError(absl::StrCat("[split] dimension ", a, " of input 'x' of shape ",
-                                            x.shape().to_string(), " (size ", dim, ") is not divisible by ",
-                                            num_splits),
-                               loc);
-  return run_split(kSplit, x, AttrMap{{"axis", static_cast<int64_t>(a)}, {"num_split", static_cast<int64_t>(num_splits)}},
-                   loc);
+  return run_split(kSplit, x, AttrMap{{"axis", axis}, {"num_split", static_cast<int64_t>(num_splits)}}, loc);
 }
 
 std::vector<Tensor> split(const Tensor& x, std::vector<int64_t> sizes, int64_t axis, std::source_location loc) {
   require_defined(x, "split", "x", loc);
-  const int a = checked_axis("split", axis, x.rank(), loc);
-  const int64_t dim = x.shape().dim(a);
-  if (dim < 0) throw InvalidArgumentError("[split] the size of the split dimension must be known", loc);
-  int inferred = -1;
-  int64_t total = 0;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    if (sizes[i] == -1 && inferred < 0) {
-      inferred = static_cast<int>(i);
-    } else if (sizes[i] < 0) {
-      throw InvalidArgumentError(absl::StrCat("[split] sizes ", ints_to_string(sizes),
-                                              " may hold one -1 and otherwise non-negative sizes"),
-                                 loc);
-    } else if (std::optional<int64_t> sum = checked_add(total, sizes[i])) {
-      total = *sum;
-    } else {
-      throw InvalidArgumentError(absl::StrCat("[split] sizes ", ints_to_string(sizes), " overflow int64"), loc);
-    }
-  }
-  if (sizes.size() > static_cast<size_t>(kMaxSplitOutputs) && static_cast<int64_t>(sizes.size()) > dim)
-    throw InvalidArgumentError(absl::StrCat("[split] ", sizes.size(), " sizes are more than the dimension's size (",
-                                            dim, ") and than ", kMaxSplitOutputs, " outputs"),
-                               loc);
-  if (inferred >= 0 && total <= dim) {
-    sizes[inferred] = dim - total;
-    total = dim;
-  }
-  if (sizes.empty() || total != dim)
-    throw InvalidArgumentError(absl::StrCat("[split] sizes ", ints_to_string(sizes), " do not sum to dimension ",
-                                            a, " of input 'x' of shape ", x.shape().to_string()),
-                               loc);
   const auto count = static_cast<int64_t>(sizes.size());
-  return run_split(kSplitV, x, AttrMap{{"sizes", std::move(sizes)}, {"axis", static_cast<int64_t>(a)}, {"num_split", count}},
-                   loc);
+  return run_split(kSplitV, x, AttrMap{{"sizes", std::move(sizes)}, {"axis", axis}, {"num_split", count}}, loc);
 }
 
 std::vector<Tensor> split(const Tensor& x, std::initializer_list<int64_t> sizes, int64_t axis,

@@ -310,7 +310,7 @@ TEST(SplitTest, EvenAndSized) {
   EXPECT_THAT(error_of([&] { split(x, {1, 2}, 1); }), AllOf(HasSubstr("[split]"), HasSubstr("do not sum")));
   EXPECT_THAT(error_of([&] { split(x, {-1, -1}, 1); }), HasSubstr("one -1"));
   EXPECT_THAT(error_of([&] { split(x, {7, -1}, 1); }), HasSubstr("do not sum"));
-  EXPECT_THAT(error_of([&] { split(x, 0, 1); }), HasSubstr("num_splits"));
+  EXPECT_THAT(error_of([&] { split(x, 0, 1); }), HasSubstr("[split] num_split must be positive, got 0"));
   EXPECT_THAT(error_of([&] { split(x, 2, -3); }), AllOf(HasSubstr("axis -3"), HasSubstr("rank 2")));
   EXPECT_EQ(x.at<float>({1, 5}), 11.f);
 }

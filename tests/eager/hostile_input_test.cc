@@ -55,7 +55,7 @@ TEST(HostileInputTest, AConfigurableLimitRefusesLargeTensorsNamingTheOp) {
 
 TEST(HostileInputTest, SplitCountsAreBounded) {
   const auto start = std::chrono::steady_clock::now();
-  EXPECT_THAT(error_of([] { split(zeros({0}), 2147483647); }), HasSubstr("[split] num_splits 2147483647 is more than"));
+  EXPECT_THAT(error_of([] { split(zeros({0}), 2147483647); }), HasSubstr("[split] num_split 2147483647 is more than"));
   EXPECT_THAT(error_of([] { split(zeros({0}), 20000000); }), HasSubstr("[split]"));
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));  // not 28 s and 7 GB
   EXPECT_EQ(split(zeros({0}), 3).size(), 3u);  // a few empty pieces are fine, as in TensorFlow

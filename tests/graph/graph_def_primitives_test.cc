@@ -321,6 +321,26 @@ TEST(GraphDefPrimitivesTest, ShapeIsTheRunsShape) {
   EXPECT_THAT(sess.run(s, {{p, zeros({7, 4})}}).to_vector<int64_t>(), ElementsAre(7, 4));
 }
 
+// Split's checks are its shape function's: a dim unknown while tracing splits when the graph
+// runs, and a count that does not divide it fails then, naming the op.
+TEST(GraphDefPrimitivesTest, SplitOfADimKnownOnlyAtRunTime) {
+  Graph g;
+  Tensor p;
+  std::vector<Tensor> pieces;
+  {
+    auto scope = g.as_default();
+    p = placeholder(DType::kFloat32, {2, -1}, "p");
+    pieces = split(p, 3, 1);
+  }
+  ASSERT_EQ(pieces.size(), 3u);
+  EXPECT_EQ(pieces[1].shape(), Shape({2, -1}));
+  Session sess(g);
+  const Tensor pv = reshape(cast(range<int32_t>(0, 12), DType::kFloat32), {2, 6});
+  EXPECT_THAT(values(sess.run(pieces[1], {{p, pv}})), ElementsAre(2.f, 3.f, 8.f, 9.f));
+  EXPECT_THAT(error_of([&] { sess.run(pieces[0], {{p, zeros({2, 4})}}); }),
+              ::testing::AllOf(::testing::HasSubstr("[split]"), ::testing::HasSubstr("not divisible by 3")));
+}
+
 TEST(GraphDefPrimitivesTest, MeanKeepsTensorflowsIntegerAndEmptyRules) {
   EXPECT_THAT(reduce_mean(Tensor({1, 2, 4})).to_vector<int32_t>(), ElementsAre(2));  // 7 / 3 truncates
   EXPECT_THAT(reduce_mean(Tensor({-7, 0})).to_vector<int32_t>(), ElementsAre(-3));
