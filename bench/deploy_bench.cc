@@ -2,7 +2,8 @@
 //   1. save_model and load_model of tutorial 04's CNN (~13 MB of variables) vs a plain
 //      sequential write (+ fsync, as save_model does) and read of the same number of bytes:
 //      counters save_MBps / plain_write_MBps and fraction = bundle speed / plain speed;
-//   2. batch-1 inference: the loaded model's signature vs the same network run eagerly;
+//   2. batch-1 inference: the loaded model's signature vs the same network run eagerly, alone
+//      and side by side (BM_CnnBatch1_SideBySide: ratio = loaded / eager, the target at most 1);
 //   3. GraphDef import of 10k- to 200k-node graphs: ns_per_node (linear when equal; it rises
 //      while the import's ~900 bytes a node outgrow the L2 and the 32 MB L3, then stays flat), and
 //      BM_GraphDefImportScaling/0 and /1: both sizes interleaved in one run, counter ratio = the
@@ -188,6 +189,52 @@ void BM_CnnBatch1_Eager(benchmark::State& state) {
 }
 BENCHMARK(BM_CnnBatch1_Eager)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// The two side by side: each iteration runs two blocks of 20 images through each path, in the
+// orders L E E L, so both see the same machine (the shared host moves either one alone by +-10%
+// between runs). Blocks, not single calls: alternating call by call would have each path evict
+// the other's 13 MB of weights from the last-level cache, a state neither is in when serving.
+// Counters: us_loaded and us_eager, the medians of the per-call times, and ratio, the median
+// of loaded / eager over the iterations (the target: at most 1).
+void BM_CnnBatch1_SideBySide(benchmark::State& state) {
+  const std::string dir = temp_dir();
+  tf::save_model(dir + "/cnn", {{"serve", serve_fn()}});
+  const tf::LoadedModel m = tf::load_model(dir + "/cnn");
+  const tf::Signature& sig = m.signature("serve");
+  const tf::Tensor x = one_image();
+  constexpr int kBlock = 20;
+  auto loaded = [&] {
+    const auto t = Clock::now();
+    for (int i = 0; i < kBlock; ++i) benchmark::DoNotOptimize(sig.run({{"args_0", x}}));
+    return seconds_since(t) / kBlock;
+  };
+  auto eager = [&] {
+    const auto t = Clock::now();
+    for (int i = 0; i < kBlock; ++i) benchmark::DoNotOptimize(eager_cnn(x));
+    return seconds_since(t) / kBlock;
+  };
+  std::vector<double> l, e, ratio;
+  for (auto _ : state) {
+    // One pair: loaded then eager, and eager then loaded. The block that runs first in an
+    // iteration is the slower by ~5% whichever path it is, so a pair is what is compared.
+    double tl = loaded(), te = eager();
+    te += eager();
+    tl += loaded();
+    l.push_back(tl / 2);
+    e.push_back(te / 2);
+    ratio.push_back(tl / te);
+  }
+  state.counters["us_loaded"] = median(l) * 1e6;
+  state.counters["us_eager"] = median(e) * 1e6;
+  state.counters["ratio"] = median(ratio);
+  fs::remove_all(dir);
+}
+BENCHMARK(BM_CnnBatch1_SideBySide)->UseRealTime()->Unit(benchmark::kMicrosecond)->MinTime(2.0);
+
 // ---- 3. GraphDef import: 10k vs 100k nodes ----
 
 tf::GraphDef chain_def(int64_t nodes) {
@@ -235,10 +282,6 @@ BENCHMARK(BM_GraphDefImport)->Arg(10'000)->Arg(30'000)->Arg(100'000)->Arg(200'00
 // The argument says how the GraphDefs were made: 0 as to_graph_def builds them in memory (each
 // NodeDef's strings and attr map where its building left them), 1 parsed from their bytes, as
 // read_graph_def gives a user the GraphDef of a file (the parser lays each NodeDef out densely).
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
 
 tf::GraphDef chain_def_as_made(int64_t nodes, bool parsed) {
   tf::GraphDef def = chain_def(nodes);

@@ -20,15 +20,15 @@
 
 namespace tapeflow {
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-[[noreturn]] void throw_node_error(const Node& node, const absl::Status& status) {
+void throw_node_error(const Node& node, const absl::Status& status) {
   // The kernel's message, then where the node came from: the user's line is the node's.
   const std::string msg(status.message());
   throw_status(absl::Status(status.code(), absl::StrCat(msg, "\n  in ", describe_node(node))), node.loc);
 }
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
 
 PlanStep::Kind kind_of(const Node& node) {
   using K = PlanStep::Kind;
@@ -218,6 +218,7 @@ std::unique_ptr<Plan> Plan::compile(const Graph& graph, const Request& request, 
   // keys its plans by the flag).
   if (!check_numerics_enabled()) {
     plan->fuse_matmul_updates();
+    plan->fuse_bias_activations();  // before the chains: an epilogue is one pass, in place
     plan->fuse_elementwise_chains();
   }
 
@@ -278,8 +279,9 @@ constexpr int64_t kFusionTile = 16384;               // elements per tile: stays
 constexpr int64_t kFusionMinElements = 4 * kFusionTile;
 
 bool fusable(const PlanStep& step) {
-  return step.kind == PlanStep::Kind::kKernel && !step.fused_away && step.node->op->elementwise && step.static_shapes &&
-         step.num_outputs == 1 && !step.random && step.node->outputs[0].shape.num_elements() >= kFusionMinElements;
+  return step.kind == PlanStep::Kind::kKernel && !step.fused_away && step.fused.empty() && step.node->op->elementwise &&
+         step.static_shapes && step.num_outputs == 1 && !step.random &&
+         step.node->outputs[0].shape.num_elements() >= kFusionMinElements;
 }
 }  // namespace
 
@@ -421,6 +423,33 @@ void Plan::run_fused(const PlanStep& step, RunContext& rc) const {
   if (rc.tracing) record_stats(step, rc, t0);
 }
 
+// Note [Bias and activation epilogue] (graph/bias_activation_fusion.cc): the product, then the
+// bias and the activation in place over it.
+void Plan::run_bias_activation(const PlanStep& step, RunContext& rc) const {
+  const auto t0 = rc.tracing ? Clock::now() : Clock::time_point();
+  const FusedBiasActivation& f = *step.bias_activation;
+  const PlanStep& head = steps_[f.head];
+  const PlanStep& add = steps_[f.add];
+  run_kernel(head, rc);  // the product, into the head's own slot (its errors name its node)
+  std::vector<DeviceTensor>& slots = rc.slots;
+  DeviceTensor product = std::move(slots[head.first_output]);
+  const int bias_slot = add.inputs[f.bias_input];
+  const DeviceTensor* bias = bias_slot >= 0 ? &slots[bias_slot] : add.direct_inputs[f.bias_input];
+  if (!bias->buffer) throw_node_error(*add.node, absl::InternalError("an input was released before its use"));
+  DeviceTensor moved;
+  if (bias->device() != step.device) {  // a captured eager variable on another device
+    auto copy = DeviceManager::global().copy_to(*bias, step.device);
+    if (!copy.ok()) throw_node_error(*add.node, copy.status());
+    moved = *std::move(copy);
+    bias = &moved;
+  }
+  const DeviceTensor* inputs[2] = {&product, bias};
+  KernelContext ctx{step.device, add.node->op->api_name, inputs, absl::MakeSpan(&product, 1), f.attrs};
+  if (absl::Status st = f.kernel(ctx); !st.ok()) throw_node_error(*add.node, with_op_prefix(st, add.node->op->api_name));
+  slots[step.first_output] = std::move(product);
+  if (rc.tracing) record_stats(step, rc, t0);
+}
+
 // ---- run ----
 
 
@@ -524,6 +553,7 @@ void Plan::run_step(const PlanStep& step, RunContext& rc) const {
   // A device with an intra-op pool of its own runs its kernels there (Note [Partitions]).
   std::optional<ScopedIntraOpPool> pool_scope;
   if (device_pools_) pool_scope.emplace(step.intra_pool);
+  if (step.bias_activation) return run_bias_activation(step, rc);
   if (!step.fused.empty() && !step.matmul_update) return run_fused(step, rc);
   const Node& node = *step.node;
   std::vector<DeviceTensor>& slots = rc.slots;
@@ -626,101 +656,108 @@ void Plan::run_step(const PlanStep& step, RunContext& rc) const {
       break;
     }
     case PlanStep::Kind::kView:
-    case PlanStep::Kind::kKernel: {
-      // Output specs: known at plan time, or inferred from this run's input shapes.
-      OutputSpecs dynamic;
-      if (!step.static_shapes) {
-        absl::InlinedVector<TensorSpec, 4> specs;
-        for (size_t i = 0; i < step.inputs.size(); ++i) {
-        const DeviceTensor& t = step.inputs[i] >= 0 ? slots[step.inputs[i]] : *step.direct_inputs[i];
-        specs.push_back(TensorSpec{t.dtype, t.shape});
-      }
-        InferenceContext ictx{node.op->api_name, specs, node.attrs};
-        absl::StatusOr<OutputSpecs> outs = infer_outputs(*node.op, ictx);
-        if (!outs.ok()) throw_node_error(node, with_op_prefix(outs.status(), node.op->api_name));
-        dynamic = *std::move(outs);
-      }
-      const OutputSpecs& out_specs = step.static_shapes ? node.outputs : dynamic;
-      if (step.kind == PlanStep::Kind::kView) {
-        DeviceTensor view = slots[step.inputs[node.op->forward_input]];
-        view.shape = out_specs[0].shape;
-        slots[step.first_output] = std::move(view);
-        break;
-      }
-      // Inputs on another device are copied to the step's device.
-      absl::InlinedVector<const DeviceTensor*, 4> inputs;
-      absl::InlinedVector<DeviceTensor, 3> moved;  // copies from other devices (stable: capacity 3)
-      if (step.inputs.size() > 3) moved.reserve(step.inputs.size());
-      for (size_t i = 0; i < step.inputs.size(); ++i) {
-        const int s = step.inputs[i];
-        if (s < 0) { inputs.push_back(step.direct_inputs[i]); continue; }
-        if (!slots[s].buffer) throw_node_error(node, absl::InternalError("an input was released before its use"));
-        if (slots[s].device() == step.device) { inputs.push_back(&slots[s]); continue; }
-        auto copy = DeviceManager::global().copy_to(slots[s], step.device);
-        if (!copy.ok()) throw_node_error(node, copy.status());
-        moved.push_back(*std::move(copy));
-        inputs.push_back(&moved.back());
-      }
-      DeviceTensor* outputs = &slots[step.first_output];
-      for (int o = 0; o < step.num_outputs; ++o) {
-        const TensorSpec& spec = out_specs[o];
-        if (o == 0 && step.reuse_input) {
-          // Write into an input buffer that nothing else holds any more.
-          bool reused = false;
-          for (size_t i = 0; i < step.inputs.size() && !reused; ++i) {
-            const int s = step.inputs[i];
-            if (s < 0 || slot_pinned_[s] || inputs[i] != &slots[s]) continue;  // constants, fetches, copies
-            const DeviceTensor& in = slots[s];
-            const bool last_use = rc.uses_left ? rc.uses_left[s].load(std::memory_order_acquire) == 1
-                                               : std::find(step.release.begin(), step.release.end(), s) != step.release.end();
-            if (last_use && in.buffer.use_count() == 1 && in.dtype == spec.dtype && in.offset == 0 &&
-                in.num_elements() == spec.shape.num_elements()) {
-              outputs[0].buffer = in.buffer;
-              outputs[0].offset = 0;
-              outputs[0].dtype = spec.dtype;
-              outputs[0].shape = spec.shape;
-              reused = true;
-            }
-          }
-          if (reused) continue;
-        }
-        if (node.op->kernel_allocates_output && !spec.shape.is_fully_defined()) {
-          outputs[o] = DeviceTensor{nullptr, 0, spec.dtype, spec.shape};  // Note [Data-dependent output shapes]
-          continue;
-        }
-        auto t = step.device->allocate(spec.dtype, spec.shape);
-        if (!t.ok()) throw_node_error(node, t.status());
-        outputs[o] = *std::move(t);
-      }
-      AttrMap seeded;
-      const AttrMap* attrs = &node.attrs;
-      if (step.random) {
-        // Note [Random nodes]: each run of a random node in one Session draws new numbers.
-        uint64_t count;
-        {
-          std::lock_guard<std::mutex> lock(rc.state->mu);
-          count = rc.state->random_counts[node.id]++;
-        }
-        seeded = node.attrs;
-        seeded.set("seed2", node.attrs.get<int64_t>("seed2") ^ static_cast<int64_t>(count * 0x9E3779B97F4A7C15ull));
-        attrs = &seeded;
-      }
-      KernelContext kctx{step.device, node.op->api_name, absl::MakeConstSpan(inputs.data(), inputs.size()),
-                         absl::MakeSpan(outputs, static_cast<size_t>(step.num_outputs)), *attrs};
-      absl::Status st = step.kernel(kctx);
-      if (!st.ok()) throw_node_error(node, with_op_prefix(st, node.op->api_name));
-      if (node.op->kernel_allocates_output)
-        for (int o = 0; o < step.num_outputs; ++o)
-          if (!outputs[o].buffer) throw_node_error(node, absl::InternalError("the kernel left an output unallocated"));
-      if (check_numerics_enabled()) [[unlikely]] {
-        st = internal::check_outputs_finite(absl::MakeConstSpan(outputs, static_cast<size_t>(step.num_outputs)),
-                                            absl::MakeConstSpan(inputs.data(), inputs.size()));
-        if (!st.ok()) throw_node_error(node, with_op_prefix(st, node.op->api_name));
-      }
+    case PlanStep::Kind::kKernel:
+      run_kernel(step, rc);
       break;
-    }
   }
   if (rc.tracing) record_stats(step, rc, t0);
+}
+
+// A kernel (or view) step: its output specs, inputs moved to its device, outputs allocated (or
+// an input buffer reused), then the kernel. Errors name the step's node.
+void Plan::run_kernel(const PlanStep& step, RunContext& rc) const {
+  const Node& node = *step.node;
+  std::vector<DeviceTensor>& slots = rc.slots;
+  // Output specs: known at plan time, or inferred from this run's input shapes.
+  OutputSpecs dynamic;
+  if (!step.static_shapes) {
+    absl::InlinedVector<TensorSpec, 4> specs;
+    for (size_t i = 0; i < step.inputs.size(); ++i) {
+      const DeviceTensor& t = step.inputs[i] >= 0 ? slots[step.inputs[i]] : *step.direct_inputs[i];
+      specs.push_back(TensorSpec{t.dtype, t.shape});
+    }
+    InferenceContext ictx{node.op->api_name, specs, node.attrs};
+    absl::StatusOr<OutputSpecs> outs = infer_outputs(*node.op, ictx);
+    if (!outs.ok()) throw_node_error(node, with_op_prefix(outs.status(), node.op->api_name));
+    dynamic = *std::move(outs);
+  }
+  const OutputSpecs& out_specs = step.static_shapes ? node.outputs : dynamic;
+  if (step.kind == PlanStep::Kind::kView) {
+    DeviceTensor view = slots[step.inputs[node.op->forward_input]];
+    view.shape = out_specs[0].shape;
+    slots[step.first_output] = std::move(view);
+    return;
+  }
+  // Inputs on another device are copied to the step's device.
+  absl::InlinedVector<const DeviceTensor*, 4> inputs;
+  absl::InlinedVector<DeviceTensor, 3> moved;  // copies from other devices (stable: capacity 3)
+  if (step.inputs.size() > 3) moved.reserve(step.inputs.size());
+  for (size_t i = 0; i < step.inputs.size(); ++i) {
+    const int s = step.inputs[i];
+    if (s < 0) { inputs.push_back(step.direct_inputs[i]); continue; }
+    if (!slots[s].buffer) throw_node_error(node, absl::InternalError("an input was released before its use"));
+    if (slots[s].device() == step.device) { inputs.push_back(&slots[s]); continue; }
+    auto copy = DeviceManager::global().copy_to(slots[s], step.device);
+    if (!copy.ok()) throw_node_error(node, copy.status());
+    moved.push_back(*std::move(copy));
+    inputs.push_back(&moved.back());
+  }
+  DeviceTensor* outputs = &slots[step.first_output];
+  for (int o = 0; o < step.num_outputs; ++o) {
+    const TensorSpec& spec = out_specs[o];
+    if (o == 0 && step.reuse_input) {
+      // Write into an input buffer that nothing else holds any more.
+      bool reused = false;
+      for (size_t i = 0; i < step.inputs.size() && !reused; ++i) {
+        const int s = step.inputs[i];
+        if (s < 0 || slot_pinned_[s] || inputs[i] != &slots[s]) continue;  // constants, fetches, copies
+        const DeviceTensor& in = slots[s];
+        const bool last_use = rc.uses_left ? rc.uses_left[s].load(std::memory_order_acquire) == 1
+                                           : std::find(step.release.begin(), step.release.end(), s) != step.release.end();
+        if (last_use && in.buffer.use_count() == 1 && in.dtype == spec.dtype && in.offset == 0 &&
+            in.num_elements() == spec.shape.num_elements()) {
+          outputs[0].buffer = in.buffer;
+          outputs[0].offset = 0;
+          outputs[0].dtype = spec.dtype;
+          outputs[0].shape = spec.shape;
+          reused = true;
+        }
+      }
+      if (reused) continue;
+    }
+    if (node.op->kernel_allocates_output && !spec.shape.is_fully_defined()) {
+      outputs[o] = DeviceTensor{nullptr, 0, spec.dtype, spec.shape};  // Note [Data-dependent output shapes]
+      continue;
+    }
+    auto t = step.device->allocate(spec.dtype, spec.shape);
+    if (!t.ok()) throw_node_error(node, t.status());
+    outputs[o] = *std::move(t);
+  }
+  AttrMap seeded;
+  const AttrMap* attrs = &node.attrs;
+  if (step.random) {
+    // Note [Random nodes]: each run of a random node in one Session draws new numbers.
+    uint64_t count;
+    {
+      std::lock_guard<std::mutex> lock(rc.state->mu);
+      count = rc.state->random_counts[node.id]++;
+    }
+    seeded = node.attrs;
+    seeded.set("seed2", node.attrs.get<int64_t>("seed2") ^ static_cast<int64_t>(count * 0x9E3779B97F4A7C15ull));
+    attrs = &seeded;
+  }
+  KernelContext kctx{step.device, node.op->api_name, absl::MakeConstSpan(inputs.data(), inputs.size()),
+                     absl::MakeSpan(outputs, static_cast<size_t>(step.num_outputs)), *attrs};
+  absl::Status st = step.kernel(kctx);
+  if (!st.ok()) throw_node_error(node, with_op_prefix(st, node.op->api_name));
+  if (node.op->kernel_allocates_output)
+    for (int o = 0; o < step.num_outputs; ++o)
+      if (!outputs[o].buffer) throw_node_error(node, absl::InternalError("the kernel left an output unallocated"));
+  if (check_numerics_enabled()) [[unlikely]] {
+    st = internal::check_outputs_finite(absl::MakeConstSpan(outputs, static_cast<size_t>(step.num_outputs)),
+                                        absl::MakeConstSpan(inputs.data(), inputs.size()));
+    if (!st.ok()) throw_node_error(node, with_op_prefix(st, node.op->api_name));
+  }
 }
 
 void Plan::record_stats(const PlanStep& step, RunContext& rc, Clock::time_point t0) const {

@@ -75,6 +75,20 @@ struct FusedMatMulUpdate {
   bool at_commit = false;
 };
 
+// Throws the status as its typed error, naming the node and where the user's code made it.
+[[noreturn]] void throw_node_error(const Node& node, const absl::Status& status);
+
+// Note [Bias and activation epilogue] (graph/bias_activation_fusion.cc): the last step of
+// Conv2D / DepthwiseConv2dNative / MatMul -> bias add [-> Relu | Relu6] runs the product, then
+// adds the bias and applies the activation in place, in one pass over the product.
+struct FusedBiasActivation {
+  int head = -1;        // the Conv2D / MatMul step
+  int add = -1;         // the bias add step
+  int bias_input = -1;  // the add step's bias input (0 or 1)
+  KernelFn kernel = nullptr;
+  AttrMap attrs;        // activation: "", "Relu" or "Relu6"
+};
+
 // Note [Atomic variable updates]: a run's writes to one variable, kept until the whole run
 // succeeds. `value` is what the run's later reads see. At the commit, under SessionState::mu,
 // an entry that assigned installs `value`; one that only added or subtracted installs `value`
@@ -128,6 +142,7 @@ struct PlanStep {
   // A variable update that folds in its MatMul and Mul (Note [MatMul update]) lists them too.
   std::vector<int> fused;
   std::shared_ptr<const FusedMatMulUpdate> matmul_update;
+  std::shared_ptr<const FusedBiasActivation> bias_activation;
   bool fused_away = false;
   int fused_into = -1;  // for a member: the chain's last step
   int64_t fused_inner = 1;  // elements of the trailing dims that broadcast inputs cover
@@ -176,10 +191,13 @@ class Plan {
   struct RunContext;
   void run_step(const PlanStep& step, RunContext& rc) const;
   void run_fused(const PlanStep& step, RunContext& rc) const;
+  void run_kernel(const PlanStep& step, RunContext& rc) const;
+  void run_bias_activation(const PlanStep& step, RunContext& rc) const;
   // Appends the step's NodeExecStats (a traced run), timed from t0.
   void record_stats(const PlanStep& step, RunContext& rc, std::chrono::steady_clock::time_point t0) const;
   void fuse_elementwise_chains();
   void fuse_matmul_updates();
+  void fuse_bias_activations();
   bool can_wait_for_commit(int update_step) const;
   // The variable's next value from its current one, for a step with a fused MatMul update.
   absl::StatusOr<Tensor> run_matmul_update(const PlanStep& step, const Tensor& current,

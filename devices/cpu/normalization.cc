@@ -1,5 +1,5 @@
 // CPU kernels of the normalization family (eager/ops/normalization.cc): BiasAdd, BiasAddGrad,
-// FusedBatchNormV3, LRN and LRNGrad. Shapes and attributes were validated by the shape
+// FusedBatchNormV3, LRN and LRNGrad, and the graph executor's _FusedBiasActivation. Shapes and attributes were validated by the shape
 // functions.
 //
 // A tensor with a channel dim is read as [outer, C, inner]: NHWC (channels last) has inner = 1,
@@ -11,8 +11,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "devices/cpu/register.h"
 #include "devices/cpu/thread_pool.h"
+#include "devices/functors.h"
 #include "devices/kernel_registry.h"
 
 namespace tapeflow::cpu {
@@ -59,6 +61,47 @@ absl::Status bias_add_kernel(KernelContext& ctx) {
       for (int64_t k = 0; k < l.inner; ++k) y[r * l.inner + k] = wrap_add(x[r * l.inner + k], bias);
     }
   });
+  return absl::OkStatus();
+}
+
+// _FusedBiasActivation (Note [Bias and activation epilogue], graph/bias_activation_fusion.cc):
+// value [rows, C] + bias [C], then the activation, row by row; the output may be the value's
+// own buffer. The same adds and the same functors as Add (or BiasAdd) then Relu, so the
+// results are bit-identical to the unfused steps'.
+template <typename T, typename Act>
+void bias_activation_rows(const T* x, const T* b, T* y, int64_t rows, int64_t c) {
+  const Act act;
+  parallel_for(rows, c, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const T* xr = x + r * c;
+      T* yr = y + r * c;
+      for (int64_t k = 0; k < c; ++k) yr[k] = act(static_cast<T>(xr[k] + b[k]));
+    }
+  });
+}
+
+struct NoActivation {
+  template <typename T> T operator()(T x) const { return x; }
+};
+
+template <typename T>
+absl::Status bias_activation_kernel(KernelContext& ctx) {
+  const DeviceTensor& v = ctx.input(0);
+  const DeviceTensor& bias = ctx.input(1);
+  const int64_t c = v.shape.rank() > 0 ? v.shape.dim(v.shape.rank() - 1) : 0;
+  if (bias.num_elements() != c)
+    return absl::InvalidArgumentError(absl::StrCat("bias of shape ", bias.shape.to_string(),
+                                                   " does not match the last dim of ", v.shape.to_string()));
+  if (v.num_elements() == 0) return absl::OkStatus();
+  const int64_t rows = v.num_elements() / c;
+  const T* x = v.data<T>();
+  const T* b = bias.data<T>();
+  T* y = ctx.output(0).data<T>();
+  const std::string activation = ctx.attrs.get_or<std::string>("activation", "");
+  if (activation == "Relu") bias_activation_rows<T, functors::Relu>(x, b, y, rows, c);
+  else if (activation == "Relu6") bias_activation_rows<T, functors::Relu6>(x, b, y, rows, c);
+  else if (activation.empty()) bias_activation_rows<T, NoActivation>(x, b, y, rows, c);
+  else return absl::InvalidArgumentError(absl::StrCat("unknown activation '", activation, "'"));
   return absl::OkStatus();
 }
 
@@ -234,6 +277,9 @@ void register_normalization_kernels(KernelRegistry& r) {
   register_each<float, double>(r, "LRN", DeviceType::kCPU, []<typename T>() -> KernelFn { return lrn_kernel<T>; });
   register_each<float, double>(r, "LRNGrad", DeviceType::kCPU,
                                []<typename T>() -> KernelFn { return lrn_grad_kernel<T>; });
+  // Not an op: the graph executor's epilogue kernel (Note [Bias and activation epilogue]).
+  register_each<float, double>(r, "_FusedBiasActivation", DeviceType::kCPU,
+                               []<typename T>() -> KernelFn { return bias_activation_kernel<T>; });
 }
 
 }  // namespace tapeflow::cpu

@@ -1,0 +1,232 @@
+// Note [Bias and activation epilogue]: Conv2D / DepthwiseConv2dNative / MatMul -> bias add ->
+// Relu | Relu6 runs as one step: the product, then the bias and the activation in place. These
+// tests fail when the fusion does not happen (the traced step statistics show one entry for the
+// chain, naming its members), when it happens where something else observes an intermediate,
+// and when it computes anything but the unfused steps' bits.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstdint>
+#include <limits>
+
+#include "tapeflow.h"
+#include "tests/support/step_stats_util.h"
+#include "tests/support/test_util.h"
+
+namespace tapeflow {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// Bit-equality, NaN included (expect_close with 0 treats NaN as a mismatch).
+void expect_same_bits(const Tensor& actual, const Tensor& expected) {
+  ASSERT_EQ(actual.shape(), expected.shape());
+  ASSERT_EQ(actual.dtype(), expected.dtype());
+  ASSERT_EQ(actual.to_string(), expected.to_string());
+  const std::vector<float> a = actual.to_vector<float>(), e = expected.to_vector<float>();
+  for (size_t i = 0; i < a.size(); ++i)
+    ASSERT_EQ(std::bit_cast<uint32_t>(a[i]), std::bit_cast<uint32_t>(e[i])) << "element " << i;
+}
+
+std::vector<std::string> fused_of(const StepStats& stats, const std::string& node) {
+  for (const NodeExecStats& n : stats.nodes)
+    if (n.node_name == node) return n.fused_nodes;
+  return {"(no entry for " + node + ")"};
+}
+
+struct ConvLayer {
+  Graph g;
+  Tensor x, y;
+  Tensor filter = random_normal({3, 3, 4, 8}, 0.0, 1.0, DType::kFloat32, 11);
+  Tensor bias = random_normal({8}, 0.0, 1.0, DType::kFloat32, 12);
+  Tensor xv = random_normal({2, 6, 6, 4}, 0.0, 1.0, DType::kFloat32, 13);
+  Tensor eager() const { return relu(conv2d(xv, filter, {1, 1}, "SAME") + bias); }
+};
+
+TEST(BiasActivationFusionTest, ConvAddReluRunsAsOneStepWithTheEagerBits) {
+  ConvLayer l;
+  {
+    auto scope = l.g.as_default();
+    l.x = placeholder(DType::kFloat32, {-1, 6, 6, 4}, "x");  // an unknown batch: shapes at run time
+    Variable b(l.bias, "b");
+    l.y = relu(conv2d(l.x, constant(l.filter), {1, 1}, "SAME") + b.read());
+  }
+  Session sess(l.g);
+  run(l.g.global_variables_initializer(), {}, &sess);
+  const StepStats stats = traced_kernel_stats(sess, l.y, {{l.x, l.xv}});
+  EXPECT_THAT(fused_of(stats, "Relu"), ElementsAre("Conv2D", "Add", "Relu")) << stats.to_string();
+  for (const NodeExecStats& n : stats.nodes) EXPECT_NE(n.op, "Conv2D") << stats.to_string();
+  expect_same_bits(sess.run(l.y, {{l.x, l.xv}}), l.eager());
+  // Another batch size through the same plan.
+  const Tensor x5 = random_normal({5, 6, 6, 4}, 0.0, 1.0, DType::kFloat32, 14);
+  expect_same_bits(sess.run(l.y, {{l.x, x5}}), relu(conv2d(x5, l.filter, {1, 1}, "SAME") + l.bias));
+}
+
+TEST(BiasActivationFusionTest, NaNAndNegativeZeroComeOutAsTheUnfusedStepsGiveThem) {
+  Graph g;
+  Tensor a, y;
+  const Tensor w = Tensor({{1.f, -1.f}, {0.f, 2.f}});
+  const Tensor bias({-0.f, 0.5f});
+  {
+    auto scope = g.as_default();
+    a = placeholder(DType::kFloat32, {2, 2}, "a");
+    y = relu(matmul(a, w) + bias);
+  }
+  Session sess(g);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor av = Tensor({{nan, 0.f}, {-0.f, 0.f}});  // row 1 gives -0 + -0 = -0
+  EXPECT_THAT(fused_of(traced_kernel_stats(sess, y, {{a, av}}), "Relu"), ElementsAre("MatMul", "Add", "Relu"));
+  expect_same_bits(sess.run(y, {{a, av}}), relu(matmul(av, w) + bias));
+}
+
+TEST(BiasActivationFusionTest, MatMulBiasAddRelu6AndABiasAloneFuse) {
+  Graph g;
+  Tensor x, y6, plain;
+  const Tensor w = random_normal({16, 32}, 0.0, 2.0, DType::kFloat32, 21);
+  const Tensor bias = random_normal({32}, 0.0, 2.0, DType::kFloat32, 22);
+  {
+    auto scope = g.as_default();
+    x = placeholder(DType::kFloat32, {8, 16}, "x");
+    y6 = relu6(bias_add(matmul(x, w), bias));
+    plain = constant(bias) + matmul(x, w);  // the bias first
+  }
+  Session sess(g);
+  const Tensor xv = random_normal({8, 16}, 0.0, 2.0, DType::kFloat32, 23);
+  const StepStats s6 = traced_kernel_stats(sess, y6, {{x, xv}});
+  EXPECT_THAT(fused_of(s6, "Relu6"), ElementsAre("MatMul", "BiasAdd", "Relu6")) << s6.to_string();
+  const StepStats sp = traced_kernel_stats(sess, plain, {{x, xv}});
+  ASSERT_EQ(sp.nodes.size(), 1u) << sp.to_string();
+  EXPECT_EQ(sp.nodes[0].op, "Add");
+  EXPECT_EQ(sp.nodes[0].fused_nodes.size(), 2u);
+  const std::vector<Tensor> got = sess.run({y6, plain}, {{x, xv}});
+  expect_same_bits(got[0], relu6(bias_add(matmul(xv, w), bias)));
+  expect_same_bits(got[1], bias + matmul(xv, w));
+}
+
+TEST(BiasActivationFusionTest, DepthwiseConvAndDoubleFuse) {
+  Graph g;
+  Tensor x, y;
+  const Tensor filter = random_normal({3, 3, 3, 2}, 0.0, 1.0, DType::kFloat64, 31);
+  const Tensor bias = random_normal({6}, 0.0, 1.0, DType::kFloat64, 32);
+  const Tensor xv = random_normal({1, 5, 5, 3}, 0.0, 1.0, DType::kFloat64, 33);
+  {
+    auto scope = g.as_default();
+    x = placeholder(DType::kFloat64, {1, 5, 5, 3}, "x");
+    y = relu(depthwise_conv2d(x, filter, {1, 1}, "VALID") + bias);
+  }
+  Session sess(g);
+  EXPECT_THAT(fused_of(traced_kernel_stats(sess, y, {{x, xv}}), "Relu"),
+              ElementsAre("DepthwiseConv2dNative", "Add", "Relu"));
+  const Tensor want = relu(depthwise_conv2d(xv, filter, {1, 1}, "VALID") + bias);
+  EXPECT_EQ(reduce_max(abs(sess.run(y, {{x, xv}}) - want)).item<double>(), 0.0);
+}
+
+// Whatever else can see the product or the biased sum keeps its own step.
+TEST(BiasActivationFusionTest, AnObservedIntermediateIsNotFusedAway) {
+  Graph g;
+  Tensor x, product, biased, y, twice, other, wrong_bias, broadcast_up;
+  const Tensor w = random_normal({4, 3}, 0.0, 1.0, DType::kFloat32, 41);
+  const Tensor bias({1.f, -2.f, 3.f});
+  Operation after_product;
+  {
+    auto scope = g.as_default();
+    x = placeholder(DType::kFloat32, {2, 4}, "x");
+    product = matmul(x, w);           // fetched below
+    y = relu(product + bias);
+    Tensor p2 = matmul(x, w);         // read twice
+    twice = relu(p2 + bias) + p2;
+    Tensor p3 = matmul(x, w);         // a control edge waits on it
+    other = relu(p3 + bias);
+    {
+      auto deps = control_dependencies({p3});
+      after_product = no_op("after_product");
+    }
+    wrong_bias = relu(matmul(x, w) + Tensor({{1.f, 2.f, 3.f}}));  // rank 2: not a bias
+    broadcast_up = relu(matmul(x, Tensor({{1.f}, {2.f}, {3.f}, {4.f}})) + bias);  // [2,1] + [3]
+  }
+  Session sess(g);
+  const Tensor xv = random_normal({2, 4}, 0.0, 1.0, DType::kFloat32, 42);
+  auto stats_of = [&](const std::vector<Tensor>& fetches, const std::vector<Operation>& targets = {}) {
+    RunOptions options;
+    options.trace_level = RunOptions::TraceLevel::kFullTrace;
+    RunMetadata md;
+    sess.run(std::vector<Fetch>(fetches.begin(), fetches.end()), {{x, xv}}, targets, &options, &md);
+    return md.step_stats;
+  };
+  // The product fetched: nothing fuses (the epilogue starts at the product).
+  const StepStats fetched = stats_of({product, y});
+  for (const NodeExecStats& n : fetched.nodes) EXPECT_TRUE(n.fused_nodes.empty()) << fetched.to_string();
+  const StepStats shared = stats_of({twice});
+  for (const NodeExecStats& n : shared.nodes) EXPECT_TRUE(n.fused_nodes.empty()) << shared.to_string();
+  const StepStats waited = stats_of({other}, {after_product});
+  for (const NodeExecStats& n : waited.nodes) EXPECT_TRUE(n.fused_nodes.empty()) << waited.to_string();
+  const StepStats shapes = stats_of({wrong_bias, broadcast_up});
+  for (const NodeExecStats& n : shapes.nodes) EXPECT_TRUE(n.fused_nodes.empty()) << shapes.to_string();
+  // And the values are the eager ones.
+  const std::vector<Tensor> got = sess.run({product, y, twice, wrong_bias, broadcast_up}, {{x, xv}});
+  const Tensor p = matmul(xv, w);
+  expect_same_bits(got[1], relu(p + bias));
+  expect_same_bits(got[2], relu(p + bias) + p);
+  expect_same_bits(got[3], relu(p + Tensor({{1.f, 2.f, 3.f}})));
+  expect_same_bits(got[4], relu(matmul(xv, Tensor({{1.f}, {2.f}, {3.f}, {4.f}})) + bias));
+}
+
+TEST(BiasActivationFusionTest, IntegerMatMulHasNoEpilogueKernelAndStaysUnfused) {
+  Graph g;
+  Tensor x, y;
+  {
+    auto scope = g.as_default();
+    x = placeholder(DType::kInt32, {2, 2}, "x");
+    y = relu(matmul(x, Tensor({{1, -2}, {3, -4}})) + Tensor({1, 1}));
+  }
+  Session sess(g);
+  const Tensor xv = Tensor({{1, 2}, {3, 4}});
+  const StepStats stats = traced_kernel_stats(sess, y, {{x, xv}});
+  for (const NodeExecStats& n : stats.nodes) EXPECT_TRUE(n.fused_nodes.empty()) << stats.to_string();
+  EXPECT_EQ(sess.run(y, {{x, xv}}).to_vector<int32_t>(), (std::vector<int32_t>{8, 0, 16, 0}));
+}
+
+TEST(BiasActivationFusionTest, TwoFusedBranchesRunInParallel) {
+  Graph g;
+  Tensor x, y;
+  const Tensor w1 = random_normal({8, 8}, 0.0, 1.0, DType::kFloat32, 51);
+  const Tensor w2 = random_normal({8, 8}, 0.0, 1.0, DType::kFloat32, 52);
+  const Tensor bias = random_normal({8}, 0.0, 1.0, DType::kFloat32, 53);
+  {
+    auto scope = g.as_default();
+    x = placeholder(DType::kFloat32, {4, 8}, "x");
+    Tensor left = relu(matmul(x, w1) + bias);
+    Tensor right = relu6(matmul(x, w2) + bias);
+    y = left + right;
+  }
+  SessionOptions options;
+  options.inter_op_parallelism_threads = 2;
+  Session sess(g, options);
+  const Tensor xv = random_normal({4, 8}, 0.0, 1.0, DType::kFloat32, 54);
+  const StepStats stats = traced_kernel_stats(sess, y, {{x, xv}});
+  EXPECT_THAT(fused_of(stats, "Relu"), ElementsAre("MatMul", "Add", "Relu")) << stats.to_string();
+  EXPECT_THAT(fused_of(stats, "Relu6"), ElementsAre("MatMul_1", "Add_1", "Relu6")) << stats.to_string();
+  for (int i = 0; i < 20; ++i)
+    expect_same_bits(sess.run(y, {{x, xv}}), relu(matmul(xv, w1) + bias) + relu6(matmul(xv, w2) + bias));
+}
+
+// A failing product is reported at its own node and line, as unfused.
+TEST(BiasActivationFusionTest, AFailingProductNamesItsNode) {
+  Graph g;
+  Tensor x, y;
+  {
+    auto scope = g.as_default();
+    x = placeholder(DType::kFloat32, {-1, -1}, "x");
+    y = relu(matmul(x, constant(ones({3, 2}))) + Tensor({1.f, 2.f}));
+  }
+  Session sess(g);
+  const std::string message = error_of<InvalidArgumentError>([&] { sess.run(y, {{x, ones({2, 4})}}); });
+  EXPECT_THAT(message, HasSubstr("[matmul]"));
+  EXPECT_THAT(message, HasSubstr("MatMul"));
+  EXPECT_THAT(message, HasSubstr("bias_activation_fusion_test.cc"));
+}
+
+}  // namespace
+}  // namespace tapeflow
