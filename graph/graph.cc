@@ -15,7 +15,9 @@
 namespace tapeflow {
 
 std::string describe_node(const Node& node) {
-  std::string where = node.loc.line() ? absl::StrCat(" created at ", node.loc.file_name(), ":", node.loc.line()) : "";
+  std::string where = node.loc.line() ? absl::StrCat(node.imported ? " imported at " : " created at ",
+                                                     node.loc.file_name(), ":", node.loc.line())
+                                      : "";
   return absl::StrCat("node '", node.name, "' (", node.op ? node.op->type : "?", ")", where);
 }
 

@@ -55,6 +55,7 @@ struct TensorRef {
 
 struct Node {
   int id = -1;
+  bool imported = false;           // made by import_graph_def: `loc` is the import's call
   std::string name;
   const OpDef* op = nullptr;
   absl::InlinedVector<TensorRef, 2> inputs;  // two inline: no allocation for most nodes
@@ -70,7 +71,9 @@ struct Node {
   std::vector<std::string> colocate_with;
 };
 
-// "node 'outer/c' (Const) created at file.cc:12" for messages.
+// "node 'outer/c' (Const) created at file.cc:12" for messages; "node 'conv1/Conv2D' (Conv2D)
+// imported at serve.cc:8" for a node of an imported GraphDef (the line of the import or
+// load_model call), and no location where the caller passed an empty std::source_location.
 std::string describe_node(const Node& node);
 
 // An operation handle: a node of a graph.

@@ -406,6 +406,7 @@ absl::StatusOr<int> Importer::add_planned(std::unique_ptr<Node> node, absl::Span
   node->control_inputs.erase(std::unique(node->control_inputs.begin(), node->control_inputs.end()),
                              node->control_inputs.end());
   node->loc = loc_;
+  node->imported = true;
   const int k = static_cast<int>(planned_.size());
   node->id = base_ + k;
   if (node->op == &kVarHandleOp) variable_handles_.push_back(k);

@@ -30,6 +30,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::vector<float> values(const Tensor& t) { return t.to_vector<float>(); }
 
@@ -343,6 +344,34 @@ TEST(GraphDefErrorTest, BadInputsAreTypedErrorsNamingTheNode) {
       "dtype DT_HALF is not supported by tapeflow");
   expect_import_error<InvalidArgumentError>(
       std::string(kX) + R"pb(node { name: "x" op: "NoOp" })pb", "two nodes are named 'x'");
+}
+
+// A node of an imported GraphDef that fails at run time is named as the GraphDef's node, with
+// the line that imported it ("imported at"), not as if that line had created it.
+TEST(GraphDefErrorTest, AnImportedNodeFailingAtRunTimeSaysWhereItWasImported) {
+  Graph g;
+  const int import_line = __LINE__ + 1;
+  import_graph_def(g, graph_def_from_text(R"pb(
+      node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "shape" value { shape { dim { size: -1 } } } } }
+      node { name: "two" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+             attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } int_val: 2 } } } }
+      node { name: "r" op: "Reshape" input: "x" input: "two"
+             attr { key: "T" value { type: DT_FLOAT } } attr { key: "Tshape" value { type: DT_INT32 } } })pb"),
+                   {}, {}, "");
+  Session sess(g);
+  const std::string message = error_of<InvalidArgumentError>(
+      [&] { sess.run(g.get_tensor_by_name("r:0"), {{g.get_tensor_by_name("x:0"), Tensor({1.f, 2.f, 3.f})}}); });
+  EXPECT_THAT(message, HasSubstr("in node 'r' (Reshape) imported at "));
+  EXPECT_THAT(message, HasSubstr("graph_def_test.cc:" + std::to_string(import_line)));
+  EXPECT_THAT(message, Not(HasSubstr("created at")));
+  // Without a location (a tool importing a user's file), the node alone.
+  Graph quiet = graph_from_graph_def(to_graph_def(g), std::source_location{});
+  Session quiet_sess(quiet);
+  const std::string bare = error_of<InvalidArgumentError>(
+      [&] { quiet_sess.run(quiet.get_tensor_by_name("r:0"), {{quiet.get_tensor_by_name("x:0"), Tensor({1.f, 2.f, 3.f})}}); });
+  EXPECT_THAT(bare, HasSubstr("in node 'r' (Reshape)"));
+  EXPECT_THAT(bare, Not(HasSubstr(" at ")));
 }
 
 // Corrupted bytes of a real graph: every outcome is a parse error, a typed tapeflow Error or a

@@ -129,6 +129,9 @@ expect_ok "run outer" "[[ 2  3 -2]" -- "$tf" run "$tmp/outer" --input "$tmp/a.np
 expect_error "run, an error inside the graph" 1 \
   "tapeflow run: [tapeflow run] a int32 tensor of shape [1048576,1048576] needs 4398046511104 bytes, over the limit" -- \
   "$tf" run "$tmp/outer" --input "$tmp/big.npy"
+# It names the bundle's node, and no line of the tool's own source ("created at tools/cli/...").
+grep -q "in node 'Add' (Add)" "$tmp/stderr" || fail "run, an error inside the graph: no node named: $(cat "$tmp/stderr")"
+grep -q "created at\|imported at" "$tmp/stderr" && fail "run, an error inside the graph: a source line: $(cat "$tmp/stderr")"
 
 # ---- graph ----
 expect_ok "graph dot" "digraph" "MatMul" "ArgMax" -- "$tf" graph "$m"

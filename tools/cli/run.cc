@@ -60,7 +60,9 @@ int run_main(const Args& args, std::ostream& out) {
   const std::string& dir = args.single_positional("DIR, the saved model directory");
   const std::vector<std::string> input_args = args.all("input"), output_args = args.all("output");
   if (input_args.empty()) usage_error(args.command, "no --input NAME=FILE.npy given");
-  const LoadedModel model = load_model(dir);
+  // No source location: a node's errors then name the node alone, not this file's line (the
+  // user's code is the bundle, not the tool).
+  const LoadedModel model = load_model(dir, std::source_location{});
   const Signature& sig = model.signature(args.get("signature", "serve"));
 
   std::map<std::string, Tensor> feeds;
