@@ -84,6 +84,9 @@ using ImportedElement = std::variant<Tensor, Operation>;
 // - a node whose name is taken in `graph` gets the next free "_1", "_2" name; requested devices
 //   are kept as written.
 // - control inputs "^x" become control dependencies.
+// - a Placeholder of unknown rank (tf.placeholder without a shape; or no shape attr) must be
+//   replaced through input_map, and then takes its replacement's shape: tapeflow's shapes always
+//   have a rank. Without an entry it is an UnimplementedError that says so.
 // Every problem (unknown op types, listed together; a missing or dangling input; a wrong input
 // count; an attr of the wrong type; a cycle; mismatched dtypes; input_map keys that graph_def
 // lacks) is a typed Error naming the node, thrown before `graph` changes: the graph is only

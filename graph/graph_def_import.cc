@@ -690,6 +690,19 @@ absl::Status Importer::plan_node(int i) {
   for (const FormItem& f : form.items) {
     if (f.kind != FormItem::Kind::kAttr) continue;
     auto it = attrs.find(f.tf_name);
+    if (&op == &kPlaceholderOp && f.tf_name == "shape" &&
+        (it == attrs.end() || (it->second.has_shape() && it->second.shape().unknown_rank()))) {
+      // Note [Placeholders of unknown rank]: tapeflow's shapes always have a rank. A placeholder
+      // that input_map replaces takes the shape of its replacement (nothing reads its own).
+      const auto m = mapped_.empty() ? mapped_.end() : mapped_.find(absl::StrCat(nd.name(), ":0"));
+      if (m == mapped_.end())
+        return node_error(absl::StatusCode::kUnimplemented, i,
+                          absl::StrCat("attr 'shape' ", it == attrs.end() ? "is missing" : "has a shape of unknown rank",
+                                       ", which tapeflow cannot hold: give import_graph_def an input_map entry '",
+                                       nd.name(), ":0' with a tensor of the shape it will be fed"));
+      node->attrs.set("shape", spec(m->second).shape);
+      continue;
+    }
     if (it == attrs.end() && !f.has_default)
       return node_error(absl::StatusCode::kInvalidArgument, i, absl::StrCat("attr '", f.tf_name, "' is missing"));
     // "hw" reads NHWC's [1, h, w, 1] as {h, w}; an NCHW node's [1, 1, h, w] stays whole.

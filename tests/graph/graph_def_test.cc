@@ -346,6 +346,44 @@ TEST(GraphDefErrorTest, BadInputsAreTypedErrorsNamingTheNode) {
       std::string(kX) + R"pb(node { name: "x" op: "NoOp" })pb", "two nodes are named 'x'");
 }
 
+// tf.placeholder(tf.float32) without a shape (a TF 1.x dropout's keep_prob): unknown rank, or
+// no shape attr at all in older graphs. tapeflow's shapes have a rank, so the import asks for an
+// input_map entry, and with one the placeholder takes its replacement's shape.
+TEST(GraphDefImportTest, APlaceholderOfUnknownRankImportsWhenInputMapReplacesIt) {
+  const std::string text = R"pb(
+      node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "shape" value { shape { dim { size: -1 } dim { size: 2 } } } } }
+      node { name: "keep_prob" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "shape" value { shape { unknown_rank: true } } } }
+      node { name: "scale" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+      node { name: "y" op: "Mul" input: "x" input: "keep_prob" attr { key: "T" value { type: DT_FLOAT } } }
+      node { name: "z" op: "Mul" input: "y" input: "scale" attr { key: "T" value { type: DT_FLOAT } } })pb";
+  const GraphDef def = graph_def_from_text(text);
+  {
+    Graph g;
+    const std::string message = error_of<UnimplementedError>([&] { import_graph_def(g, def, {}, {}, ""); });
+    EXPECT_THAT(message, HasSubstr("node 'keep_prob' (Placeholder): attr 'shape' has a shape of unknown rank"));
+    EXPECT_THAT(message, HasSubstr("give import_graph_def an input_map entry 'keep_prob:0'"));
+    EXPECT_EQ(g.num_nodes(), 0);  // nothing was added
+    const std::string missing = error_of<UnimplementedError>(
+        [&] { import_graph_def(g, def, {{"keep_prob:0", Tensor(0.5f)}}, {}, ""); });
+    EXPECT_THAT(missing, HasSubstr("node 'scale' (Placeholder): attr 'shape' is missing"));
+  }
+  Graph g;
+  Tensor scale;
+  {
+    auto scope = g.as_default();
+    scale = placeholder(DType::kFloat32, {}, "my_scale");
+  }
+  import_graph_def(g, def, {{"keep_prob:0", Tensor(0.5f)}, {"scale:0", scale}}, {}, "");
+  EXPECT_EQ(g.get_tensor_by_name("keep_prob:0").shape(), Shape{});
+  EXPECT_EQ(g.get_tensor_by_name("scale:0").shape(), Shape{});
+  Session sess(g);
+  const Tensor z = sess.run(g.get_tensor_by_name("z:0"),
+                            {{g.get_tensor_by_name("x:0"), Tensor({{1.f, 2.f}, {3.f, 4.f}})}, {scale, Tensor(10.f)}});
+  EXPECT_EQ(z.to_vector<float>(), (std::vector<float>{5.f, 10.f, 15.f, 20.f}));
+}
+
 // A node of an imported GraphDef that fails at run time is named as the GraphDef's node, with
 // the line that imported it ("imported at"), not as if that line had created it.
 TEST(GraphDefErrorTest, AnImportedNodeFailingAtRunTimeSaysWhereItWasImported) {
