@@ -346,11 +346,17 @@ absl::Status Importer::check_op_types() {
     if (op_of_[static_cast<size_t>(i)] == nullptr) unknown[n.op()].push_back(n.name());
   }
   if (unknown.empty()) return absl::OkStatus();
+  // A call of a function of the GraphDef's own library (TensorFlow 2's traced calls, control
+  // flow v2's branches) is named as such: tapeflow does not run a GraphDef's functions.
+  absl::flat_hash_set<std::string_view> functions;
+  for (const proto::FunctionDef& f : def_.library().function()) functions.insert(f.signature().name());
   std::vector<std::string> parts;
   for (const auto& [type, nodes] : unknown)
-    parts.push_back(absl::StrCat(type, " (", nodes.size() == 1 ? "node " : "nodes ", absl::StrJoin(nodes, ", "), ")"));
+    parts.push_back(absl::StrCat(type, functions.contains(type) ? " (a function of the GraphDef's library; " : " (",
+                                 nodes.size() == 1 ? "node " : "nodes ", absl::StrJoin(nodes, ", "), ")"));
   return absl::NotFoundError(absl::StrCat("[import_graph_def] the GraphDef uses op types tapeflow does not have: ",
-                                          absl::StrJoin(parts, "; ")));
+                                          absl::StrJoin(parts, "; "),
+                                          functions.empty() ? "" : "; tapeflow does not run the functions of a GraphDef's library"));
 }
 
 absl::StatusOr<std::vector<int>> Importer::topological_order() {

@@ -261,6 +261,12 @@ node {
   experimental_debug_info { original_node_names: "log_softmax" }
 }
 library {
+  function {
+    signature { name: "f" input_arg { name: "a" type: DT_FLOAT } output_arg { name: "b" type: DT_FLOAT } }
+    node_def { name: "n" op: "Neg" input: "a" attr { key: "T" value { type: DT_FLOAT } } }
+    ret { key: "b" value: "n:y:0" }
+    arg_attr { key: 0 value { attr { key: "_user_specified_name" value { s: "a" } } } }
+  }
   gradient { function_name: "f" gradient_func: "g" }
 }
 versions { producer: 27 }

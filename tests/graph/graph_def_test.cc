@@ -384,6 +384,57 @@ TEST(GraphDefImportTest, APlaceholderOfUnknownRankImportsWhenInputMapReplacesIt)
   EXPECT_EQ(z.to_vector<float>(), (std::vector<float>{5.f, 10.f, 15.f, 20.f}));
 }
 
+// A function library as TensorFlow 2 writes it (a traced function's body, its signature, arg
+// attrs, ret and control_ret) parses, in text as in binary; a node that calls one of its
+// functions, by op type or through StatefulPartitionedCall, is the unknown-op error, saying that
+// the library's functions do not run.
+TEST(GraphDefImportTest, AFunctionLibraryParsesAndItsCallsAreNamedAsSuch) {
+  const std::string text = R"pb(
+      node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "shape" value { shape { dim { size: 2 } } } } }
+      node { name: "called" op: "add_one" input: "x" }
+      node { name: "partitioned" op: "StatefulPartitionedCall" input: "x"
+             attr { key: "Tin" value { list { type: DT_FLOAT } } }
+             attr { key: "Tout" value { list { type: DT_FLOAT } } }
+             attr { key: "f" value { func { name: "add_one" } } } }
+      library {
+        function {
+          signature {
+            name: "add_one"
+            input_arg { name: "x" type: DT_FLOAT }
+            output_arg { name: "identity" type: DT_FLOAT }
+            control_output: "add"
+            is_stateful: true
+          }
+          node_def { name: "one" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+                     attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 1 } } } }
+          node_def { name: "add" op: "AddV2" input: "x" input: "one:output:0"
+                     attr { key: "T" value { type: DT_FLOAT } } }
+          ret { key: "identity" value: "add:z:0" }
+          control_ret { key: "add" value: "add" }
+          attr { key: "_input_shapes" value { list { shape { dim { size: 2 } } } } }
+          arg_attr { key: 0 value { attr { key: "_user_specified_name" value { s: "x" } } } }
+          resource_arg_unique_id { key: 0 value: 0 }
+        }
+      }
+      versions { producer: 1286 min_consumer: 12 })pb";
+  const GraphDef def = graph_def_from_text(text);
+  ASSERT_EQ(def.library().function_size(), 1);
+  EXPECT_EQ(def.library().function(0).signature().name(), "add_one");
+  EXPECT_EQ(def.library().function(0).node_def_size(), 2);
+  EXPECT_EQ(def.library().function(0).ret().at("identity"), "add:z:0");
+  // The same GraphDef through the binary format, and back to text.
+  const GraphDef again = graph_def_from_binary(graph_def_to_binary(def));
+  EXPECT_EQ(graph_def_to_text(again), graph_def_to_text(def));
+  EXPECT_THAT(graph_def_to_text(def), HasSubstr("arg_attr {"));
+  Graph g;
+  const std::string message = error_of<NotFoundError>([&] { import_graph_def(g, def); });
+  EXPECT_THAT(message, HasSubstr("op types tapeflow does not have: StatefulPartitionedCall (node partitioned); "
+                                 "add_one (a function of the GraphDef's library; node called)"));
+  EXPECT_THAT(message, HasSubstr("tapeflow does not run the functions of a GraphDef's library"));
+  EXPECT_EQ(g.num_nodes(), 0);
+}
+
 // A node of an imported GraphDef that fails at run time is named as the GraphDef's node, with
 // the line that imported it ("imported at"), not as if that line had created it.
 TEST(GraphDefErrorTest, AnImportedNodeFailingAtRunTimeSaysWhereItWasImported) {
