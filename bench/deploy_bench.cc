@@ -170,16 +170,25 @@ BENCHMARK(BM_CnnBundle_Load)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 tf::Tensor one_image() { return tf::cast(tf::random_uniform({1, 28, 28}, 0, 256, tf::DType::kInt32, 9), tf::DType::kUInt8); }
 
-void BM_CnnBatch1_Loaded(benchmark::State& state) {
+// The CNN saved to a temporary bundle and loaded back, as a serving program has it; the bundle
+// is removed with it.
+struct LoadedCnn {
   const std::string dir = temp_dir();
-  tf::save_model(dir + "/cnn", {{"serve", serve_fn()}});
-  const tf::LoadedModel m = tf::load_model(dir + "/cnn");
-  const tf::Signature& sig = m.signature("serve");
+  const tf::LoadedModel model = [this] {
+    tf::save_model(dir + "/cnn", {{"serve", serve_fn()}});
+    return tf::load_model(dir + "/cnn");
+  }();
+  const tf::Signature& sig = model.signature("serve");
+  ~LoadedCnn() { fs::remove_all(dir); }
+  tf::Tensor run(const tf::Tensor& images) const { return sig.run({{"args_0", images}}).at("output_0"); }
+};
+
+void BM_CnnBatch1_Loaded(benchmark::State& state) {
+  const LoadedCnn m;
   const tf::Tensor x = one_image();
-  if (tf::reduce_max(tf::abs(sig.run({{"args_0", x}}).at("output_0") - eager_cnn(x))).item<float>() != 0.f)
+  if (tf::reduce_max(tf::abs(m.run(x) - eager_cnn(x))).item<float>() != 0.f)
     state.SkipWithError("the loaded model and the eager one differ");
-  for (auto _ : state) benchmark::DoNotOptimize(sig.run({{"args_0", x}}));
-  fs::remove_all(dir);
+  for (auto _ : state) benchmark::DoNotOptimize(m.run(x));
 }
 BENCHMARK(BM_CnnBatch1_Loaded)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
@@ -201,15 +210,12 @@ double median(std::vector<double> v) {
 // Counters: us_loaded and us_eager, the medians of the per-call times, and ratio, the median
 // of loaded / eager over the iterations (the target: at most 1).
 void BM_CnnBatch1_SideBySide(benchmark::State& state) {
-  const std::string dir = temp_dir();
-  tf::save_model(dir + "/cnn", {{"serve", serve_fn()}});
-  const tf::LoadedModel m = tf::load_model(dir + "/cnn");
-  const tf::Signature& sig = m.signature("serve");
+  const LoadedCnn m;
   const tf::Tensor x = one_image();
   constexpr int kBlock = 20;
   auto loaded = [&] {
     const auto t = Clock::now();
-    for (int i = 0; i < kBlock; ++i) benchmark::DoNotOptimize(sig.run({{"args_0", x}}));
+    for (int i = 0; i < kBlock; ++i) benchmark::DoNotOptimize(m.run(x));
     return seconds_since(t) / kBlock;
   };
   auto eager = [&] {
@@ -231,7 +237,6 @@ void BM_CnnBatch1_SideBySide(benchmark::State& state) {
   state.counters["us_loaded"] = median(l) * 1e6;
   state.counters["us_eager"] = median(e) * 1e6;
   state.counters["ratio"] = median(ratio);
-  fs::remove_all(dir);
 }
 BENCHMARK(BM_CnnBatch1_SideBySide)->UseRealTime()->Unit(benchmark::kMicrosecond)->MinTime(2.0);
 
