@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/errors.h"
+#include "graph/graph_def.h"
 #include "graph/graph_ops.h"
 
 namespace tapeflow {
@@ -81,7 +82,8 @@ std::string format_duration(int64_t nanos) {
 
 class DotWriter {
  public:
-  DotWriter(const std::vector<const Node*>& nodes, const DotOptions& options) : nodes_(nodes) {
+  DotWriter(const GraphState& state, const std::vector<const Node*>& nodes, const DotOptions& options)
+      : state_(state), nodes_(nodes) {
     if (options.step_stats) read_stats(*options.step_stats);
   }
 
@@ -99,6 +101,11 @@ class DotWriter {
     out_ += "  edge [fontname=\"Helvetica\", fontsize=10];\n";
     write_scope(root, 1);
     for (const Node* n : nodes_) write_edges(*n);
+    // The Consts an imported node's constant inputs came from (Reshape's shape, Mean's axes):
+    // tapeflow holds their values as attrs, TensorFlow as edges; dotted, so they do not float alone.
+    for (const auto& [constant, consumer] : graph_def_internal::spare_constant_edges(state_, nodes_))
+      absl::StrAppend(&out_, "  ", quote(nodes_[constant]->name), " -> ", quote(nodes_[consumer]->name),
+                      " [style=dotted, label=\"constant input\"];\n");
     out_ += "}\n";
     return std::move(out_);
   }
@@ -185,6 +192,7 @@ class DotWriter {
     }
   }
 
+  const GraphState& state_;
   const std::vector<const Node*>& nodes_;
   absl::flat_hash_map<std::string, NodeTiming> timings_;
   int64_t max_nanos_ = 0;
@@ -197,7 +205,7 @@ class DotWriter {
 std::string to_dot(const Graph& g, const DotOptions& options) {
   // One snapshot, so nodes added concurrently cannot appear half-way (their ids index it).
   const std::vector<const Node*> nodes = g.state()->snapshot();
-  return DotWriter(nodes, options).write();
+  return DotWriter(*g.state(), nodes, options).write();
 }
 
 }  // namespace tapeflow

@@ -7,8 +7,10 @@
 //
 // Name scopes ("outer/inner/c") become nested clusters ("cluster_1", "cluster_2", ... in
 // writing order) labelled with the scope's last component, indented by depth up to 16 levels,
-// so the text grows linearly with the graph however deep its scopes nest; each node is labelled with its name's last component and its op type; data edges
-// carry "dtype [shape]" ("float32 [?,784]"), control edges are dashed. A pure function of the
+// so the text grows linearly with the graph however deep its scopes nest; each node is labelled
+// with its name's last component and its op type; data edges carry "dtype [shape]" ("float32
+// [?,784]"), control edges are dashed, and the Const an imported node's constant input came from
+// (Reshape's shape) is a dotted "constant input" edge to it. A pure function of the
 // graph (and the stats): the same input gives the same text, byte for byte.
 #pragma once
 

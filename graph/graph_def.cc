@@ -555,6 +555,26 @@ std::string take_spare(SpareConsts& spare, const std::string& owner, const Tenso
   return "";
 }
 
+// The values of node's constant inputs (its form's kInput items, in form order): what export
+// writes as Const nodes.
+absl::StatusOr<std::vector<Tensor>> constant_inputs(const GraphState& state, const Node& node, const Form& form) {
+  const DType out_dtype = node.outputs.empty() ? DType::kFloat32 : node.outputs[0].dtype;
+  DType index_dtype = DType::kInt32;  // kind "idx": Tindices' dtype
+  for (const FormItem& f : form.items)
+    if (f.kind == FormItem::Kind::kTypeOf && f.name == "Tindices" && !f.of_output &&
+        f.index < static_cast<int>(node.inputs.size()))
+      index_dtype = state.node(node.inputs[f.index].node).outputs[node.inputs[f.index].index].dtype;
+  std::vector<Tensor> values;
+  for (const FormItem& f : form.items) {
+    if (f.kind != FormItem::Kind::kInput) continue;
+    const AttrValue* v = node.attrs.find(f.name);
+    if (v == nullptr) return absl::InternalError(absl::StrCat("attr '", f.name, "' is missing"));
+    TF_ASSIGN_OR_RETURN(Tensor value, const_input_value(*v, f.value_kind, out_dtype, index_dtype));
+    values.push_back(std::move(value));
+  }
+  return values;
+}
+
 absl::Status export_node(const GraphState& state, const Node& node, GraphDef& def,
                          absl::flat_hash_set<std::string>& used, SpareConsts& spare) {
   const OpDef& op = *node.op;
@@ -581,21 +601,14 @@ absl::Status export_node(const GraphState& state, const Node& node, GraphDef& de
     control.erase(it);
   }
   for (const TensorRef& r : node.inputs) inputs.push_back(tensor_name(state.node(r.node), r.index));
-  const DType out_dtype = node.outputs.empty() ? DType::kFloat32 : node.outputs[0].dtype;
-  auto input_dtype = [&](int index) { return state.node(node.inputs[index].node).outputs[node.inputs[index].index].dtype; };
-  DType index_dtype = DType::kInt32;  // kind "idx": Tindices' dtype
-  for (const FormItem& f : form.items)
-    if (f.kind == FormItem::Kind::kTypeOf && f.name == "Tindices" && !f.of_output &&
-        f.index < static_cast<int>(node.inputs.size()))
-      index_dtype = input_dtype(f.index);
+  TF_ASSIGN_OR_RETURN(std::vector<Tensor> constants, constant_inputs(state, node, form));
+  size_t next_constant = 0;
   for (const FormItem& f : form.items) {
     using K = FormItem::Kind;
     if (f.kind == K::kAttr) {
       if (const AttrValue* v = node.attrs.find(f.name)) TF_RETURN_IF_ERROR(put_attr(n, f.tf_name, *v, f.value_kind));
     } else if (f.kind == K::kInput) {
-      const AttrValue* v = node.attrs.find(f.name);
-      if (v == nullptr) return absl::InternalError(absl::StrCat("attr '", f.name, "' is missing"));
-      TF_ASSIGN_OR_RETURN(Tensor value, const_input_value(*v, f.value_kind, out_dtype, index_dtype));
+      const Tensor& value = constants[next_constant++];
       std::string name = take_spare(spare, node.name, value, device);  // Note [Spare constants]
       if (name.empty()) {
         name = fresh_name(used, absl::StrCat(node.name, "/", f.name));
@@ -662,6 +675,30 @@ GraphDef to_graph_def(const Graph& graph, std::source_location loc) {
   }
   return def;
 }
+
+namespace graph_def_internal {
+
+std::vector<std::pair<int, int>> spare_constant_edges(const GraphState& state, const std::vector<const Node*>& nodes) {
+  SpareConsts spare = spare_consts(nodes);
+  std::vector<std::pair<int, int>> edges;
+  if (spare.empty()) return edges;
+  absl::flat_hash_map<std::string_view, int> id_of;
+  for (const Node* n : nodes) id_of.emplace(n->name, n->id);
+  for (const Node* n : nodes) {
+    if (!spare.contains(n->name)) continue;
+    const Form& form = form_of(*n->op);
+    if (form.num_const_inputs == 0) continue;
+    absl::StatusOr<std::vector<Tensor>> constants = constant_inputs(state, *n, form);
+    if (!constants.ok()) continue;  // export reports it; a picture leaves the edge out
+    for (const Tensor& value : *constants) {
+      const std::string name = take_spare(spare, n->name, value, n->requested_device.to_string());
+      if (!name.empty()) edges.emplace_back(id_of.at(name), n->id);
+    }
+  }
+  return edges;
+}
+
+}  // namespace graph_def_internal
 
 // ---- formats and files ----
 

@@ -162,6 +162,11 @@ inline constexpr int kTypedValLimit = 16;
 // type mismatch).
 absl::StatusOr<proto::AttrValue> attr_to_proto(const AttrValue& value, std::string_view kind);
 absl::StatusOr<AttrValue> attr_from_proto(const proto::AttrValue& value, std::string_view kind);
+// Note [Spare constants] (graph_def.cc): the (Const, consumer) node-id pairs where export would
+// write the Const, which an import left with no consumer, as a constant input of the consumer
+// (Reshape's shape, Mean's reduction_indices): the edges a GraphDef has that the graph holds as
+// attrs. `nodes`: a snapshot of the state's nodes. For pictures (graph/dot.h).
+std::vector<std::pair<int, int>> spare_constant_edges(const GraphState& state, const std::vector<const Node*>& nodes);
 // The natural kind of a tapeflow attr value ("int", "ints", ...), for "_"-prefixed attrs.
 std::string natural_kind(const AttrValue& value);
 std::string natural_kind(const proto::AttrValue& value);

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "graph/dot.h"
+#include "graph/graph_def.h"
 #include "graph/trace_events.h"
 #include "tapeflow.h"
 #include "tests/support/test_util.h"
@@ -122,6 +123,32 @@ TEST(DotTest, AVariablesHandleIsADataEdgeToItsReads) {
   EXPECT_THAT(dot, HasSubstr("  \"v\" -> \"ReadVariableOp\" [label=\"resource\"];\n"));
   EXPECT_THAT(dot, HasSubstr("  \"v\" -> \"v/Assign\" [label=\"resource\"];\n"));
   EXPECT_THAT(dot, Not(HasSubstr("style=dashed")));
+}
+
+// An imported Reshape holds its shape as an attr; the Const TensorFlow fed it stays in the graph
+// (Note [Spare constants]) and is drawn as a dotted edge to it, not as a node on its own. A
+// user's own unconsumed Const under another node's name but with another value is left alone.
+TEST(DotTest, AnImportedNodesConstantInputIsADottedEdge) {
+  const GraphDef def = graph_def_from_text(R"pb(
+      node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "shape" value { shape { dim { size: 2 } dim { size: 3 } } } } }
+      node { name: "r/shape" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+             attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } int_val: 6 } } } }
+      node { name: "r" op: "Reshape" input: "x" input: "r/shape"
+             attr { key: "T" value { type: DT_FLOAT } } attr { key: "Tshape" value { type: DT_INT32 } } }
+      node { name: "r/other" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+             attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } int_val: 7 } } } })pb");
+  const std::string dot = to_dot(graph_from_graph_def(def));
+  EXPECT_THAT(dot, HasSubstr("  \"r/shape\" -> \"r\" [style=dotted, label=\"constant input\"];\n"));
+  EXPECT_THAT(dot, Not(HasSubstr("\"r/other\" ->")));
+  EXPECT_THAT(dot, HasSubstr("  \"x\" -> \"r\" [label=\"float32 [2,3]\"];\n"));
+  // A Reshape built here holds its shape as an attr with no Const beside it: no dotted edge.
+  Graph built;
+  {
+    auto scope = built.as_default();
+    Tensor y = reshape(placeholder(DType::kFloat32, {2, 3}, "x"), {6});
+  }
+  EXPECT_THAT(to_dot(built), Not(HasSubstr("dotted")));
 }
 
 TEST(DotTest, StepStatsFillNodesByDuration) {
