@@ -9,15 +9,17 @@
 // inputs are read, and released, at the last step. TensorFlow's grappler does the same rewrite
 // (its remapper's _FusedConv2D and _FusedMatMul with fused_ops = [BiasAdd, Relu]).
 //
-// The epilogue uses the same float adds and the same functors (devices/functors.h) as the
-// Add and Relu kernels, so a fused run is bit-identical to an unfused one (and to eager
-// execution): bias_activation_fusion_test checks it. With a full trace the chain is one entry
+// The epilogue uses the same functors (devices/functors.h) as the Add and Relu kernels, so a
+// fused run is bit-identical to an unfused one (and to eager execution), NaNs included, except
+// for which payload a NaN product plus a NaN bias carries, which no add specifies (see the
+// kernel, devices/cpu/normalization.cc): bias_activation_fusion_test checks both. With a full trace the chain is one entry
 // (the last node's) whose fused_nodes names the three.
 //
 // Measured (bench/deploy_bench BM_CnnBatch1_*, tutorial 04's CNN on one image): the bias adds
 // and Relus took 15 us of the 430 us the loaded model's run took, one kernel launch and one
 // pass each; docs/performance.md has the figures with the fusion. This is a graph-only gain:
 // an eager add cannot know that its result will only be clamped.
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>

@@ -20,15 +20,15 @@
 
 namespace tapeflow {
 
-void throw_node_error(const Node& node, const absl::Status& status) {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+[[noreturn]] void throw_node_error(const Node& node, const absl::Status& status) {
   // The kernel's message, then where the node came from: the user's line is the node's.
   const std::string msg(status.message());
   throw_status(absl::Status(status.code(), absl::StrCat(msg, "\n  in ", describe_node(node))), node.loc);
 }
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
 
 PlanStep::Kind kind_of(const Node& node) {
   using K = PlanStep::Kind;

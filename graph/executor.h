@@ -75,9 +75,6 @@ struct FusedMatMulUpdate {
   bool at_commit = false;
 };
 
-// Throws the status as its typed error, naming the node and where the user's code made it.
-[[noreturn]] void throw_node_error(const Node& node, const absl::Status& status);
-
 // Note [Bias and activation epilogue] (graph/bias_activation_fusion.cc): the last step of
 // Conv2D / DepthwiseConv2dNative / MatMul -> bias add [-> Relu | Relu6] runs the product, then
 // adds the bias and applies the activation in place, in one pass over the product.

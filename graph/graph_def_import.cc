@@ -341,22 +341,27 @@ void Importer::clear_plan() {
 
 absl::Status Importer::check_op_types() {
   std::map<std::string, std::vector<std::string>> unknown;  // sorted, so the message is stable
-  for (int i = 0; i < def_.node_size(); ++i) {
-    const proto::NodeDef& n = def_.node(i);
-    if (op_of_[static_cast<size_t>(i)] == nullptr) unknown[n.op()].push_back(n.name());
-  }
-  if (unknown.empty()) return absl::OkStatus();
-  // A call of a function of the GraphDef's own library (TensorFlow 2's traced calls, control
-  // flow v2's branches) is named as such: tapeflow does not run a GraphDef's functions.
+  // A call of a function of the GraphDef's own library (by op type, or through a call op's func
+  // attr: TensorFlow 2's StatefulPartitionedCall, control flow v2's branches) is named as such.
   absl::flat_hash_set<std::string_view> functions;
   for (const proto::FunctionDef& f : def_.library().function()) functions.insert(f.signature().name());
+  bool calls_function = false;
+  for (int i = 0; i < def_.node_size(); ++i) {
+    const proto::NodeDef& n = def_.node(i);
+    if (op_of_[static_cast<size_t>(i)] != nullptr) continue;
+    unknown[n.op()].push_back(n.name());
+    calls_function |= functions.contains(n.op());
+    for (const auto& [key, value] : n.attr())
+      calls_function |= value.has_func() && functions.contains(value.func().name());
+  }
+  if (unknown.empty()) return absl::OkStatus();
   std::vector<std::string> parts;
   for (const auto& [type, nodes] : unknown)
     parts.push_back(absl::StrCat(type, functions.contains(type) ? " (a function of the GraphDef's library; " : " (",
                                  nodes.size() == 1 ? "node " : "nodes ", absl::StrJoin(nodes, ", "), ")"));
   return absl::NotFoundError(absl::StrCat("[import_graph_def] the GraphDef uses op types tapeflow does not have: ",
                                           absl::StrJoin(parts, "; "),
-                                          functions.empty() ? "" : "; tapeflow does not run the functions of a GraphDef's library"));
+                                          calls_function ? "; tapeflow does not run the functions of a GraphDef's library" : ""));
 }
 
 absl::StatusOr<std::vector<int>> Importer::topological_order() {
@@ -700,7 +705,7 @@ absl::Status Importer::plan_node(int i) {
         (it == attrs.end() || (it->second.has_shape() && it->second.shape().unknown_rank()))) {
       // Note [Placeholders of unknown rank]: tapeflow's shapes always have a rank. A placeholder
       // that input_map replaces takes the shape of its replacement (nothing reads its own).
-      const auto m = mapped_.empty() ? mapped_.end() : mapped_.find(absl::StrCat(nd.name(), ":0"));
+      const auto m = mapped_.find(absl::StrCat(nd.name(), ":0"));
       if (m == mapped_.end())
         return node_error(absl::StatusCode::kUnimplemented, i,
                           absl::StrCat("attr 'shape' ", it == attrs.end() ? "is missing" : "has a shape of unknown rank",

@@ -28,6 +28,7 @@ int Plan::add_transfer(const TensorRef& ref, int src, Device* dst, int dst_lane,
     node.name = absl::StrCat(from.name, "/_", transfer_nodes_.size() - 1);  // TensorFlow's "a/_0", "a/_1"
     node.op = &op;
     node.loc = from.loc;
+    node.imported = from.imported;
     node.attrs.set("tensor_name", t.tensor_name);
     node.attrs.set("send_device", t.src->name());
     node.attrs.set("recv_device", t.dst->name());

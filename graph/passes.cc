@@ -127,6 +127,7 @@ Node const_node(const Node& like, const Tensor& value, std::vector<int> control)
   node.outputs = single_output(value.dtype(), value.shape());
   node.requested_device = like.requested_device;
   node.loc = like.loc;
+  node.imported = like.imported;
   node.value = value;
   node.control_inputs = std::move(control);
   return node;

@@ -1,6 +1,6 @@
 // CPU kernels of the normalization family (eager/ops/normalization.cc): BiasAdd, BiasAddGrad,
-// FusedBatchNormV3, LRN and LRNGrad, and the graph executor's _FusedBiasActivation. Shapes and attributes were validated by the shape
-// functions.
+// FusedBatchNormV3, LRN and LRNGrad, whose shapes and attributes the shape functions validated;
+// and the graph executor's _FusedBiasActivation, which is no op and checks its bias itself.
 //
 // A tensor with a channel dim is read as [outer, C, inner]: NHWC (channels last) has inner = 1,
 // NCHW has outer = N and inner = H * W (the dims after the channels).
@@ -66,16 +66,19 @@ absl::Status bias_add_kernel(KernelContext& ctx) {
 
 // _FusedBiasActivation (Note [Bias and activation epilogue], graph/bias_activation_fusion.cc):
 // value [rows, C] + bias [C], then the activation, row by row; the output may be the value's
-// own buffer. The same adds and the same functors as Add (or BiasAdd) then Relu, so the
-// results are bit-identical to the unfused steps'.
+// own buffer. The same functors as Add (or BiasAdd) then Relu, so the results are bit-identical
+// to the unfused steps'. One exception, as between any two compiled adds: where the product and
+// the bias are both NaN, which of their payloads comes out is unspecified (IEEE 754 leaves it
+// open; the eager Add itself returns the second operand's, as its compiler ordered the operands).
 template <typename T, typename Act>
 void bias_activation_rows(const T* x, const T* b, T* y, int64_t rows, int64_t c) {
+  const functors::Add add;
   const Act act;
   parallel_for(rows, c, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const T* xr = x + r * c;
       T* yr = y + r * c;
-      for (int64_t k = 0; k < c; ++k) yr[k] = act(static_cast<T>(xr[k] + b[k]));
+      for (int64_t k = 0; k < c; ++k) yr[k] = act(add(xr[k], b[k]));
     }
   });
 }
@@ -97,7 +100,7 @@ absl::Status bias_activation_kernel(KernelContext& ctx) {
   const T* x = v.data<T>();
   const T* b = bias.data<T>();
   T* y = ctx.output(0).data<T>();
-  const std::string activation = ctx.attrs.get_or<std::string>("activation", "");
+  const std::string& activation = ctx.attrs.get<std::string>("activation");
   if (activation == "Relu") bias_activation_rows<T, functors::Relu>(x, b, y, rows, c);
   else if (activation == "Relu6") bias_activation_rows<T, functors::Relu6>(x, b, y, rows, c);
   else if (activation.empty()) bias_activation_rows<T, NoActivation>(x, b, y, rows, c);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -19,15 +20,20 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
-// Bit-equality, NaN included (expect_close with 0 treats NaN as a mismatch).
+// Bit-equality of float32 or float64 tensors, NaN and the sign of zero included (expect_close
+// with 0 treats NaN as a mismatch and -0 as +0).
+template <typename T, typename Bits>
+void expect_same_bits_as(const Tensor& actual, const Tensor& expected) {
+  const std::vector<T> a = actual.to_vector<T>(), e = expected.to_vector<T>();
+  for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(std::bit_cast<Bits>(a[i]), std::bit_cast<Bits>(e[i])) << "element " << i;
+}
 void expect_same_bits(const Tensor& actual, const Tensor& expected) {
   ASSERT_EQ(actual.shape(), expected.shape());
   ASSERT_EQ(actual.dtype(), expected.dtype());
-  ASSERT_EQ(actual.to_string(), expected.to_string());
-  const std::vector<float> a = actual.to_vector<float>(), e = expected.to_vector<float>();
-  for (size_t i = 0; i < a.size(); ++i)
-    ASSERT_EQ(std::bit_cast<uint32_t>(a[i]), std::bit_cast<uint32_t>(e[i])) << "element " << i;
+  if (actual.dtype() == DType::kFloat64) expect_same_bits_as<double, uint64_t>(actual, expected);
+  else expect_same_bits_as<float, uint32_t>(actual, expected);
 }
 
 std::vector<std::string> fused_of(const StepStats& stats, const std::string& node) {
@@ -64,21 +70,37 @@ TEST(BiasActivationFusionTest, ConvAddReluRunsAsOneStepWithTheEagerBits) {
   expect_same_bits(sess.run(l.y, {{l.x, x5}}), relu(conv2d(x5, l.filter, {1, 1}, "SAME") + l.bias));
 }
 
-TEST(BiasActivationFusionTest, NaNAndNegativeZeroComeOutAsTheUnfusedStepsGiveThem) {
+// NaNs pass through Relu with their payloads, in either order of the add. Where the product and
+// the bias are both NaN the result is NaN, its payload unspecified (as between any two adds).
+TEST(BiasActivationFusionTest, NaNsComeOutAsTheUnfusedStepsGiveThem) {
   Graph g;
-  Tensor a, y;
-  const Tensor w = Tensor({{1.f, -1.f}, {0.f, 2.f}});
-  const Tensor bias({-0.f, 0.5f});
+  Tensor a, bias_first, bias_second;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float other_nan = std::bit_cast<float>(std::bit_cast<uint32_t>(nan) | 0x1234u);  // another payload
+  const Tensor w({{1.f, -1.f}, {0.f, 2.f}});
+  const Tensor bias({1.f, other_nan});
   {
     auto scope = g.as_default();
     a = placeholder(DType::kFloat32, {2, 2}, "a");
-    y = relu(matmul(a, w) + bias);
+    bias_first = relu(bias + matmul(a, w));
+    bias_second = relu(matmul(a, w) + bias);
   }
   Session sess(g);
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  const Tensor av = Tensor({{nan, 0.f}, {-0.f, 0.f}});  // row 1 gives -0 + -0 = -0
-  EXPECT_THAT(fused_of(traced_kernel_stats(sess, y, {{a, av}}), "Relu"), ElementsAre("MatMul", "Add", "Relu"));
-  expect_same_bits(sess.run(y, {{a, av}}), relu(matmul(av, w) + bias));
+  const Tensor av({{nan, 0.f}, {-1.f, 3.f}});  // product row 0: [NaN, NaN]; row 1: [-1, 7]
+  const StepStats stats = traced_kernel_stats(sess, bias_first, {{a, av}});
+  ASSERT_EQ(stats.nodes.size(), 1u) << stats.to_string();
+  EXPECT_EQ(stats.nodes[0].fused_nodes.size(), 3u);
+  const std::vector<Tensor> got = sess.run({bias_first, bias_second}, {{a, av}});
+  for (int order = 0; order < 2; ++order) {
+    const Tensor want = order == 0 ? relu(bias + matmul(av, w)) : relu(matmul(av, w) + bias);
+    const std::vector<float> g = got[order].to_vector<float>(), e = want.to_vector<float>();
+    ASSERT_EQ(g.size(), 4u);
+    EXPECT_EQ(std::bit_cast<uint32_t>(g[0]), std::bit_cast<uint32_t>(e[0])) << "NaN product + 1";
+    EXPECT_TRUE(std::isnan(g[1]) && std::isnan(e[1])) << "NaN product + NaN bias";
+    EXPECT_EQ(std::bit_cast<uint32_t>(g[1]) & 0x7fc00000u, 0x7fc00000u);  // a quiet NaN
+    EXPECT_EQ(g[2], 0.f);                                                     // relu(-1 + 1)
+    EXPECT_EQ(std::bit_cast<uint32_t>(g[3]), std::bit_cast<uint32_t>(e[3])) << "7 + NaN bias";
+  }
 }
 
 TEST(BiasActivationFusionTest, MatMulBiasAddRelu6AndABiasAloneFuse) {
@@ -119,8 +141,7 @@ TEST(BiasActivationFusionTest, DepthwiseConvAndDoubleFuse) {
   Session sess(g);
   EXPECT_THAT(fused_of(traced_kernel_stats(sess, y, {{x, xv}}), "Relu"),
               ElementsAre("DepthwiseConv2dNative", "Add", "Relu"));
-  const Tensor want = relu(depthwise_conv2d(xv, filter, {1, 1}, "VALID") + bias);
-  EXPECT_EQ(reduce_max(abs(sess.run(y, {{x, xv}}) - want)).item<double>(), 0.0);
+  expect_same_bits(sess.run(y, {{x, xv}}), relu(depthwise_conv2d(xv, filter, {1, 1}, "VALID") + bias));
 }
 
 // Whatever else can see the product or the biased sum keeps its own step.
@@ -173,6 +194,52 @@ TEST(BiasActivationFusionTest, AnObservedIntermediateIsNotFusedAway) {
   expect_same_bits(got[4], relu(matmul(xv, Tensor({{1.f}, {2.f}, {3.f}, {4.f}})) + bias));
 }
 
+// The biased sum fetched, or waited on by a control edge: the product and the add still run as
+// one step (the add last), the Relu on its own. A BiasAdd over NCHW's channel dim 1 is not a
+// bias over the last dim: nothing fuses.
+TEST(BiasActivationFusionTest, AnObservedSumEndsTheChainAtTheAddAndNchwIsLeftAlone) {
+  Graph g;
+  Tensor x, image, sum, y, sum2, y2, nchw;
+  Operation after_sum;
+  const Tensor w = random_normal({4, 3}, 0.0, 1.0, DType::kFloat32, 61);
+  const Tensor bias({0.5f, -0.5f, 1.f});
+  const Tensor filter = random_normal({1, 1, 2, 3}, 0.0, 1.0, DType::kFloat32, 63);
+  {
+    auto scope = g.as_default();
+    x = placeholder(DType::kFloat32, {2, 4}, "x");
+    sum = matmul(x, w) + bias;
+    y = relu(sum);
+    sum2 = matmul(x, w) + bias;
+    y2 = relu(sum2);
+    {
+      auto deps = control_dependencies({sum2});
+      after_sum = no_op("after_sum");
+    }
+    // [1,3,3,3]: its last dim matches the bias too, but NCHW adds it along dim 1.
+    image = placeholder(DType::kFloat32, {1, 3, 3, 2}, "image");
+    nchw = relu(bias_add(conv2d(image, constant(filter), {1, 1}, "SAME"), bias, "NCHW"));
+  }
+  Session sess(g);
+  const Tensor xv = random_normal({2, 4}, 0.0, 1.0, DType::kFloat32, 62);
+  const Tensor iv = random_normal({1, 3, 3, 2}, 0.0, 1.0, DType::kFloat32, 64);
+  RunOptions options;
+  options.trace_level = RunOptions::TraceLevel::kFullTrace;
+  RunMetadata md;
+  const std::vector<Tensor> got = sess.run({sum, y, y2, nchw}, {{x, xv}, {image, iv}}, {after_sum}, &options, &md);
+  EXPECT_THAT(fused_of(md.step_stats, "Add"), ElementsAre("MatMul", "Add")) << md.step_stats.to_string();
+  EXPECT_THAT(fused_of(md.step_stats, "Add_1"), ElementsAre("MatMul_1", "Add_1")) << md.step_stats.to_string();
+  EXPECT_TRUE(fused_of(md.step_stats, "Relu").empty());
+  EXPECT_TRUE(fused_of(md.step_stats, "Relu_1").empty());
+  EXPECT_TRUE(fused_of(md.step_stats, "Relu_2").empty());
+  EXPECT_TRUE(fused_of(md.step_stats, "BiasAdd").empty());
+  const Tensor p = matmul(xv, w);
+  expect_same_bits(got[0], p + bias);
+  expect_same_bits(got[1], relu(p + bias));
+  expect_same_bits(got[2], relu(p + bias));
+  EXPECT_TRUE(fused_of(md.step_stats, "Conv2D").empty());
+  expect_same_bits(got[3], relu(bias_add(conv2d(iv, filter, {1, 1}, "SAME"), bias, "NCHW")));
+}
+
 TEST(BiasActivationFusionTest, IntegerMatMulHasNoEpilogueKernelAndStaysUnfused) {
   Graph g;
   Tensor x, y;
@@ -222,9 +289,11 @@ TEST(BiasActivationFusionTest, AFailingProductNamesItsNode) {
     y = relu(matmul(x, constant(ones({3, 2}))) + Tensor({1.f, 2.f}));
   }
   Session sess(g);
+  EXPECT_THAT(fused_of(traced_kernel_stats(sess, y, {{x, ones({2, 3})}}), "Relu"), ElementsAre("MatMul", "Add", "Relu"));
   const std::string message = error_of<InvalidArgumentError>([&] { sess.run(y, {{x, ones({2, 4})}}); });
   EXPECT_THAT(message, HasSubstr("[matmul]"));
-  EXPECT_THAT(message, HasSubstr("MatMul"));
+  EXPECT_THAT(message, HasSubstr("in node 'MatMul' (MatMul) created at"));
+  EXPECT_THAT(message, Not(HasSubstr("node 'Add'")));
   EXPECT_THAT(message, HasSubstr("bias_activation_fusion_test.cc"));
 }
 

@@ -433,6 +433,18 @@ TEST(GraphDefImportTest, AFunctionLibraryParsesAndItsCallsAreNamedAsSuch) {
                                  "add_one (a function of the GraphDef's library; node called)"));
   EXPECT_THAT(message, HasSubstr("tapeflow does not run the functions of a GraphDef's library"));
   EXPECT_EQ(g.num_nodes(), 0);
+  // With only StatefulPartitionedCall calling it, the sentence stays; an unknown op beside an
+  // unrelated library does not get it.
+  GraphDef partitioned = def;
+  partitioned.mutable_node()->DeleteSubrange(1, 1);  // "called"
+  EXPECT_THAT(error_of<NotFoundError>([&] { import_graph_def(g, partitioned); }),
+              HasSubstr("StatefulPartitionedCall (node partitioned); tapeflow does not run the functions"));
+  GraphDef unrelated = partitioned;
+  unrelated.mutable_node(1)->set_op("Einsum");
+  unrelated.mutable_node(1)->mutable_attr()->erase("f");
+  const std::string einsum = error_of<NotFoundError>([&] { import_graph_def(g, unrelated); });
+  EXPECT_THAT(einsum, HasSubstr("op types tapeflow does not have: Einsum (node partitioned)"));
+  EXPECT_THAT(einsum, Not(HasSubstr("functions")));
 }
 
 // A node of an imported GraphDef that fails at run time is named as the GraphDef's node, with
