@@ -1,5 +1,6 @@
 // Note [Bias and activation epilogue]: a layer, traced or imported, is
-//   Conv2D | DepthwiseConv2dNative | MatMul -> Add(., bias) or BiasAdd -> Relu | Relu6 (optional)
+//   Conv2D | DepthwiseConv2dNative | MatMul -> Add(., bias) or BiasAdd -> an activation (optional:
+//   Relu, Relu6, Elu or LeakyRelu, the ones TensorFlow's remapper fuses)
 // three kernels: the product, a pass that writes a new tensor with the bias added, and a pass
 // that clamps it. When the plan holds that pattern (each intermediate read by the next step
 // alone, never fetched or fed, no control edge on it; the bias rank 1 with the product's last
@@ -7,7 +8,7 @@
 // and then adds the bias and applies the activation in place, in one pass over the product
 // while it is still in cache. The product and the add steps are skipped (fused_away) and their
 // inputs are read, and released, at the last step. TensorFlow's grappler does the same rewrite
-// (its remapper's _FusedConv2D and _FusedMatMul with fused_ops = [BiasAdd, Relu]).
+// (its remapper's _FusedConv2D and _FusedMatMul with fused_ops = [BiasAdd, Relu], and the others).
 //
 // The epilogue uses the same functors (devices/functors.h) as the Add and Relu kernels, so a
 // fused run is bit-identical to an unfused one (and to eager execution), NaNs included, except
@@ -88,7 +89,7 @@ void Plan::fuse_bias_activations() {
     int last = a;
     std::string activation;
     if (const int r = sole_reader(add);
-        r >= 0 && is_step_of(steps_[r], {"Relu", "Relu6"}) && steps_[r].device == head.device) {
+        r >= 0 && is_step_of(steps_[r], {"Relu", "Relu6", "Elu", "LeakyRelu"}) && steps_[r].device == head.device) {
       last = r;
       activation = steps_[r].node->op->type;
     }
@@ -98,6 +99,7 @@ void Plan::fuse_bias_activations() {
     fused->bias_input = bias_input;
     fused->kernel = kernel;
     fused->attrs = AttrMap{{"activation", activation}};
+    if (activation == "LeakyRelu") fused->attrs.set("alpha", steps_[last].node->attrs.get<double>("alpha"));
     for (int m : {h, a}) {
       if (m == last) continue;
       steps_[m].fused_away = true;

@@ -76,14 +76,14 @@ struct FusedMatMulUpdate {
 };
 
 // Note [Bias and activation epilogue] (graph/bias_activation_fusion.cc): the last step of
-// Conv2D / DepthwiseConv2dNative / MatMul -> bias add [-> Relu | Relu6] runs the product, then
-// adds the bias and applies the activation in place, in one pass over the product.
+// Conv2D / DepthwiseConv2dNative / MatMul -> bias add [-> Relu | Relu6 | Elu | LeakyRelu] runs
+// the product, then adds the bias and applies the activation in place, in one pass over it.
 struct FusedBiasActivation {
   int head = -1;        // the Conv2D / MatMul step
   int add = -1;         // the bias add step
   int bias_input = -1;  // the add step's bias input (0 or 1)
   KernelFn kernel = nullptr;
-  AttrMap attrs;        // activation: "", "Relu" or "Relu6"
+  AttrMap attrs;        // activation: "", "Relu", "Relu6", "Elu" or "LeakyRelu" (and its alpha)
 };
 
 // Note [Atomic variable updates]: a run's writes to one variable, kept until the whole run

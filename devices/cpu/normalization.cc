@@ -70,11 +70,10 @@ absl::Status bias_add_kernel(KernelContext& ctx) {
 // to the unfused steps'. One exception, as between any two compiled adds: where the product and
 // the bias are both NaN, which of their payloads comes out is unspecified (IEEE 754 leaves it
 // open; the eager Add itself returns the second operand's, as its compiler ordered the operands).
-template <typename T, typename Act>
-void bias_activation_rows(const T* x, const T* b, T* y, int64_t rows, int64_t c) {
+template <typename T, typename Act, int Cost = 1>
+void bias_activation_rows(const T* x, const T* b, T* y, int64_t rows, int64_t c, Act act = {}) {
   const functors::Add add;
-  const Act act;
-  parallel_for(rows, c, [&](int64_t begin, int64_t end) {
+  parallel_for(rows, Cost * c, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const T* xr = x + r * c;
       T* yr = y + r * c;
@@ -103,6 +102,9 @@ absl::Status bias_activation_kernel(KernelContext& ctx) {
   const std::string& activation = ctx.attrs.get<std::string>("activation");
   if (activation == "Relu") bias_activation_rows<T, functors::Relu>(x, b, y, rows, c);
   else if (activation == "Relu6") bias_activation_rows<T, functors::Relu6>(x, b, y, rows, c);
+  else if (activation == "Elu") bias_activation_rows<T, functors::Elu, 20>(x, b, y, rows, c);
+  else if (activation == "LeakyRelu")
+    bias_activation_rows<T, functors::LeakyRelu>(x, b, y, rows, c, functors::LeakyRelu{ctx.attrs.get<double>("alpha")});
   else if (activation.empty()) bias_activation_rows<T, NoActivation>(x, b, y, rows, c);
   else return absl::InvalidArgumentError(absl::StrCat("unknown activation '", activation, "'"));
   return absl::OkStatus();

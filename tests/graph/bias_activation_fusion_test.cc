@@ -1,5 +1,5 @@
 // Note [Bias and activation epilogue]: Conv2D / DepthwiseConv2dNative / MatMul -> bias add ->
-// Relu | Relu6 runs as one step: the product, then the bias and the activation in place. These
+// an activation runs as one step: the product, then the bias and the activation in place. These
 // tests fail when the fusion does not happen (the traced step statistics show one entry for the
 // chain, naming its members), when it happens where something else observes an intermediate,
 // and when it computes anything but the unfused steps' bits.
@@ -125,6 +125,29 @@ TEST(BiasActivationFusionTest, MatMulBiasAddRelu6AndABiasAloneFuse) {
   const std::vector<Tensor> got = sess.run({y6, plain}, {{x, xv}});
   expect_same_bits(got[0], relu6(bias_add(matmul(xv, w), bias)));
   expect_same_bits(got[1], bias + matmul(xv, w));
+}
+
+// Elu and LeakyRelu (with its alpha), the other activations TensorFlow's remapper fuses.
+TEST(BiasActivationFusionTest, EluAndLeakyReluWithItsAlphaFuse) {
+  Graph g;
+  Tensor x, e, l;
+  const Tensor w = random_normal({6, 5}, 0.0, 1.0, DType::kFloat32, 71);
+  const Tensor bias = random_normal({5}, 0.0, 1.0, DType::kFloat32, 72);
+  {
+    auto scope = g.as_default();
+    x = placeholder(DType::kFloat32, {4, 6}, "x");
+    e = elu(matmul(x, w) + bias);
+    l = leaky_relu(matmul(x, w) + bias, 0.3);
+  }
+  Session sess(g);
+  const Tensor xv = random_normal({4, 6}, 0.0, 1.0, DType::kFloat32, 73);
+  EXPECT_THAT(fused_of(traced_kernel_stats(sess, e, {{x, xv}}), "Elu"), ElementsAre("MatMul", "Add", "Elu"));
+  EXPECT_THAT(fused_of(traced_kernel_stats(sess, l, {{x, xv}}), "LeakyRelu"),
+              ElementsAre("MatMul_1", "Add_1", "LeakyRelu"));
+  const std::vector<Tensor> got = sess.run({e, l}, {{x, xv}});
+  expect_same_bits(got[0], elu(matmul(xv, w) + bias));
+  expect_same_bits(got[1], leaky_relu(matmul(xv, w) + bias, 0.3));
+  EXPECT_LT(reduce_min(got[1]).item<float>(), 0.f);  // negative inputs present: alpha was applied
 }
 
 TEST(BiasActivationFusionTest, DepthwiseConvAndDoubleFuse) {
