@@ -80,32 +80,38 @@ std::string format_duration(int64_t nanos) {
   return absl::StrFormat("%d ns", nanos);
 }
 
+// What DotWriter draws, from a Graph (with dtypes and shapes) or straight from a GraphDef.
+struct DotNode {
+  std::string name, op, device;  // device: the requested one ("" when none)
+};
+struct DotEdge {
+  enum class Style { kData, kControl, kConstant };
+  int src = 0, dst = 0;  // indices into the node list
+  Style style = Style::kData;
+  std::string label;
+};
+
 class DotWriter {
  public:
-  DotWriter(const GraphState& state, const std::vector<const Node*>& nodes, const DotOptions& options)
-      : state_(state), nodes_(nodes) {
+  DotWriter(const std::vector<DotNode>& nodes, const std::vector<DotEdge>& edges, const DotOptions& options)
+      : nodes_(nodes), edges_(edges) {
     if (options.step_stats) read_stats(*options.step_stats);
   }
 
   std::string write() {
     Scope root;
-    for (const Node* n : nodes_) {
+    for (size_t id = 0; id < nodes_.size(); ++id) {
       Scope* scope = &root;
-      const std::string_view name = n->name;
+      const std::string_view name = nodes_[id].name;
       for (size_t begin = 0, slash; (slash = name.find('/', begin)) != std::string_view::npos; begin = slash + 1)
         scope = scope->child(name.substr(begin, slash - begin));
-      scope->nodes.push_back(n->id);
+      scope->nodes.push_back(static_cast<int>(id));
     }
     out_ = "digraph \"graph\" {\n";
     out_ += "  node [shape=box, fontname=\"Helvetica\"];\n";
     out_ += "  edge [fontname=\"Helvetica\", fontsize=10];\n";
     write_scope(root, 1);
-    for (const Node* n : nodes_) write_edges(*n);
-    // The Consts an imported node's constant inputs came from (Reshape's shape, Mean's axes):
-    // tapeflow holds their values as attrs, TensorFlow as edges; dotted, so they do not float alone.
-    for (const auto& [constant, consumer] : graph_def_internal::spare_constant_edges(state_, nodes_))
-      absl::StrAppend(&out_, "  ", quote(nodes_[constant]->name), " -> ", quote(nodes_[consumer]->name),
-                      " [style=dotted, label=\"constant input\"];\n");
+    for (const DotEdge& e : edges_) write_edge(e);
     out_ += "}\n";
     return std::move(out_);
   }
@@ -142,7 +148,7 @@ class DotWriter {
 
   void write_scope(const Scope& scope, int depth) {
     const std::string indent(2 * std::min(depth, kMaxIndentDepth), ' ');
-    for (int id : scope.nodes) write_node(*nodes_[id], indent);
+    for (int id : scope.nodes) write_node(nodes_[id], indent);
     for (const auto& child : scope.children) {
       // Graphviz draws a subgraph as a box only when its id starts with "cluster".
       absl::StrAppend(&out_, indent, "subgraph \"cluster_", ++clusters_, "\" {\n");
@@ -152,9 +158,9 @@ class DotWriter {
     }
   }
 
-  void write_node(const Node& n, const std::string& indent) {
-    std::vector<std::string> lines = {std::string(last_component(n.name)), n.op->type};
-    std::string device = n.requested_device.empty() ? "" : n.requested_device.to_string();
+  void write_node(const DotNode& n, const std::string& indent) {
+    std::vector<std::string> lines = {std::string(last_component(n.name)), n.op};
+    std::string device = n.device;
     std::string attrs;
     if (auto it = timings_.find(n.name); it != timings_.end()) {
       const NodeTiming& t = it->second;
@@ -170,30 +176,17 @@ class DotWriter {
                     "];\n");
   }
 
-  void write_edges(const Node& n) {
-    for (const TensorRef& in : n.inputs) {
-      const Node& src = *nodes_[in.node];
-      std::string text;
-      if (in.index < static_cast<int>(src.outputs.size())) {
-        const TensorSpec& spec = src.outputs[in.index];
-        text = absl::StrCat(dtype_name(spec.dtype), " ", spec.shape.to_string());
-      }
-      // Output 0 is the usual case; other outputs say which one they are.
-      if (in.index > 0) text = absl::StrCat(":", in.index, " ", text);
-      absl::StrAppend(&out_, "  ", quote(src.name), " -> ", quote(n.name), " [label=", quote(text), "];\n");
-    }
-    // A variable's handle is a control input of its reads and updates in tapeflow, and their
-    // input 0 in TensorFlow (Note [Variables in a GraphDef]): drawn as the data edge it is.
-    for (int c : n.control_inputs) {
-      if (nodes_[c]->op == &kVarHandleOp)
-        absl::StrAppend(&out_, "  ", quote(nodes_[c]->name), " -> ", quote(n.name), " [label=\"resource\"];\n");
-      else
-        absl::StrAppend(&out_, "  ", quote(nodes_[c]->name), " -> ", quote(n.name), " [style=dashed];\n");
+  void write_edge(const DotEdge& e) {
+    absl::StrAppend(&out_, "  ", quote(nodes_[e.src].name), " -> ", quote(nodes_[e.dst].name));
+    switch (e.style) {
+      case DotEdge::Style::kData: absl::StrAppend(&out_, " [label=", quote(e.label), "];\n"); break;
+      case DotEdge::Style::kControl: out_ += " [style=dashed];\n"; break;
+      case DotEdge::Style::kConstant: out_ += " [style=dotted, label=\"constant input\"];\n"; break;
     }
   }
 
-  const GraphState& state_;
-  const std::vector<const Node*>& nodes_;
+  const std::vector<DotNode>& nodes_;
+  const std::vector<DotEdge>& edges_;
   absl::flat_hash_map<std::string, NodeTiming> timings_;
   int64_t max_nanos_ = 0;
   int clusters_ = 0;
@@ -204,8 +197,61 @@ class DotWriter {
 
 std::string to_dot(const Graph& g, const DotOptions& options) {
   // One snapshot, so nodes added concurrently cannot appear half-way (their ids index it).
-  const std::vector<const Node*> nodes = g.state()->snapshot();
-  return DotWriter(*g.state(), nodes, options).write();
+  const std::vector<const Node*> snapshot = g.state()->snapshot();
+  std::vector<DotNode> nodes;
+  nodes.reserve(snapshot.size());
+  std::vector<DotEdge> edges;
+  for (const Node* n : snapshot)
+    nodes.push_back({n->name, n->op->type, n->requested_device.empty() ? "" : n->requested_device.to_string()});
+  for (const Node* n : snapshot) {
+    for (const TensorRef& in : n->inputs) {
+      const Node& src = *snapshot[in.node];
+      std::string text;
+      if (in.index < static_cast<int>(src.outputs.size())) {
+        const TensorSpec& spec = src.outputs[in.index];
+        text = absl::StrCat(dtype_name(spec.dtype), " ", spec.shape.to_string());
+      }
+      // Output 0 is the usual case; other outputs say which one they are.
+      if (in.index > 0) text = absl::StrCat(":", in.index, " ", text);
+      edges.push_back({in.node, n->id, DotEdge::Style::kData, std::move(text)});
+    }
+    // A variable's handle is a control input of its reads and updates in tapeflow, and their
+    // input 0 in TensorFlow (Note [Variables in a GraphDef]): drawn as the data edge it is.
+    for (int c : n->control_inputs)
+      edges.push_back(snapshot[c]->op == &kVarHandleOp ? DotEdge{c, n->id, DotEdge::Style::kData, "resource"}
+                                                      : DotEdge{c, n->id, DotEdge::Style::kControl, ""});
+  }
+  // The Consts an imported node's constant inputs came from (Reshape's shape, Mean's axes):
+  // tapeflow holds their values as attrs, TensorFlow as edges; dotted, so they do not float alone.
+  for (const auto& [constant, consumer] : graph_def_internal::spare_constant_edges(*g.state(), snapshot))
+    edges.push_back({constant, consumer, DotEdge::Style::kConstant, ""});
+  return DotWriter(nodes, edges, options).write();
+}
+
+std::string graph_def_to_dot(const GraphDef& def, const DotOptions& options) {
+  std::vector<DotNode> nodes;
+  nodes.reserve(static_cast<size_t>(def.node_size()));
+  absl::flat_hash_map<std::string_view, int> id_of;
+  for (const proto::NodeDef& n : def.node()) {
+    id_of.try_emplace(n.name(), static_cast<int>(nodes.size()));  // a duplicated name: its first node
+    nodes.push_back({n.name(), n.op(), n.device()});
+  }
+  std::vector<DotEdge> edges;
+  for (int i = 0; i < def.node_size(); ++i) {
+    for (const std::string& input : def.node(i).input()) {
+      const bool control = !input.empty() && input[0] == '^';
+      std::string_view src = control ? std::string_view(input).substr(1) : std::string_view(input);
+      std::string label;
+      if (const size_t colon = src.rfind(':'); !control && colon != std::string_view::npos) {
+        if (src.substr(colon + 1) != "0") label = std::string(src.substr(colon));
+        src = src.substr(0, colon);
+      }
+      const auto it = id_of.find(src);
+      if (it == id_of.end()) continue;  // names no node: nothing to draw it from
+      edges.push_back({it->second, i, control ? DotEdge::Style::kControl : DotEdge::Style::kData, std::move(label)});
+    }
+  }
+  return DotWriter(nodes, edges, options).write();
 }
 
 }  // namespace tapeflow

@@ -21,6 +21,10 @@
 
 namespace tapeflow {
 
+namespace proto {
+class GraphDef;  // proto/graph.proto; declared here so this header needs no protobuf headers
+}  // namespace proto
+
 struct DotOptions {
   // Not owned; may be null. When given, nodes that ran are filled with a colour scaled by their
   // duration (white: fastest, red: slowest) and their label shows it; the device they ran on
@@ -31,5 +35,10 @@ struct DotOptions {
 // Thread-safe: works on a snapshot of the nodes taken under the graph's lock.
 // InvalidArgumentError ("[to_dot] ...") for step statistics with a negative duration.
 std::string to_dot(const Graph& g, const DotOptions& options = {});
+
+// The same picture drawn straight from a GraphDef (graph/graph_def.h), without importing it: for
+// a graph with ops tapeflow does not have (TensorBoard draws those too). Edges carry no dtype or
+// shape, only ":1" for an output other than 0; an input naming no node is left out.
+std::string graph_def_to_dot(const proto::GraphDef& graph_def, const DotOptions& options = {});
 
 }  // namespace tapeflow

@@ -151,6 +151,36 @@ TEST(DotTest, AnImportedNodesConstantInputIsADottedEdge) {
   EXPECT_THAT(to_dot(built), Not(HasSubstr("dotted")));
 }
 
+// A GraphDef drawn without importing it (ops tapeflow lacks): the same scopes and node labels,
+// edges naming their output when it is not 0, control inputs dashed, a dangling input left out.
+TEST(DotTest, AGraphDefIsDrawnWithoutImportingIt) {
+  const GraphDef def = graph_def_from_text(R"pb(
+      node { name: "x" op: "Placeholder" device: "/device:CPU:0" }
+      node { name: "block/split" op: "SplitMystery" input: "x" }
+      node { name: "block/use" op: "UseMystery" input: "block/split:2" input: "block/split:0"
+             input: "ghost" input: "^x" })pb");
+  const std::string dot = graph_def_to_dot(def);
+  EXPECT_THAT(dot, HasSubstr("  \"x\" [label=\"x\\nPlaceholder\", tooltip=\"x\\n/device:CPU:0\"];\n"));
+  EXPECT_THAT(dot, HasSubstr("  subgraph \"cluster_1\" {\n    label=\"block\";\n"));
+  EXPECT_THAT(dot, HasSubstr("    \"block/use\" [label=\"use\\nUseMystery\", tooltip=\"block/use\"];\n"));
+  EXPECT_THAT(dot, HasSubstr("  \"x\" -> \"block/split\" [label=\"\"];\n"));
+  EXPECT_THAT(dot, HasSubstr("  \"block/split\" -> \"block/use\" [label=\":2\"];\n"));
+  EXPECT_THAT(dot, HasSubstr("  \"block/split\" -> \"block/use\" [label=\"\"];\n"));
+  EXPECT_THAT(dot, HasSubstr("  \"x\" -> \"block/use\" [style=dashed];\n"));
+  EXPECT_THAT(dot, Not(HasSubstr("ghost")));
+  // A graph tapeflow can import draws the same nodes either way.
+  Graph g;
+  {
+    auto scope = g.as_default();
+    Tensor y = relu(placeholder(DType::kFloat32, {2}, "x"));
+  }
+  const std::string imported = to_dot(g), raw = graph_def_to_dot(to_graph_def(g));
+  EXPECT_THAT(imported, HasSubstr("\"Relu\" [label=\"Relu\\nRelu\", tooltip=\"Relu\"];"));
+  EXPECT_THAT(raw, HasSubstr("\"Relu\" [label=\"Relu\\nRelu\", tooltip=\"Relu\"];"));
+  EXPECT_THAT(imported, HasSubstr("\"x\" -> \"Relu\" [label=\"float32 [2]\"];"));
+  EXPECT_THAT(raw, HasSubstr("\"x\" -> \"Relu\" [label=\"\"];"));
+}
+
 TEST(DotTest, StepStatsFillNodesByDuration) {
   ScopedGraph sg;
   const RunMetadata md = traced_run(sg);

@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "graph/dot.h"
 #include "graph/graph_def.h"
 #include "tools/cli/cli.h"
@@ -27,7 +28,8 @@ text when the name ends in .pbtxt or .pbtext) to stdout:
          dtype and shape, control edges dashed
   svg    the DOT rendered by Graphviz's 'dot -Tsvg' (Debian: apt-get install graphviz)
   text   the GraphDef in TensorFlow's text format, as written (no import)
-For dot and svg the graph is imported, so every op must be one tapeflow knows.
+For dot and svg the graph is imported; one tapeflow cannot import (ops it does not have) is
+drawn from the GraphDef as written, without dtypes and shapes, a comment at the top saying why.
 
 examples:
   tapeflow graph export/mlp --format svg > mlp.svg
@@ -98,7 +100,15 @@ int graph_main(const Args& args, std::ostream& out) {
     out << graph_def_to_text(def);
     return 0;
   }
-  const std::string dot_text = to_dot(graph_from_graph_def(def));
+  // A graph tapeflow cannot import (ops it lacks, say) is still drawn, as TensorBoard would: from
+  // the GraphDef itself, with a DOT comment saying why its edges carry no dtypes and shapes.
+  std::string dot_text;
+  try {
+    dot_text = to_dot(graph_from_graph_def(def, std::source_location{}));
+  } catch (const Error& e) {
+    dot_text = absl::StrCat("// drawn from the GraphDef without importing it (so no dtypes or shapes): ",
+                            absl::StrReplaceAll(e.message(), {{"\n", " "}}), "\n", graph_def_to_dot(def));
+  }
   if (format == "dot")
     out << dot_text;
   else
