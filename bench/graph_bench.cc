@@ -10,6 +10,7 @@
 //   - one MLP training step (batch 64, 784-256-10, relu, softmax cross-entropy, SGD): eager
 //     with a GradientTape, and the same step traced with function() and replayed (target: the
 //     replayed step at most 0.8x the eager one);
+//   - tutorial 04's CNN forward pass, batch 64, eagerly and traced with function() and replayed;
 //   - the 200-op function traced with function() and called (the tf.function path).
 //
 // Run: ./build/bench/graph_bench --benchmark_min_time=0.2
@@ -252,6 +253,33 @@ void BM_MlpStep_Traced(benchmark::State& state) {
   if (step.trace_count() != 1) state.SkipWithError("retraced");
 }
 BENCHMARK(BM_MlpStep_Traced)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// Tutorial 04's CNN forward pass in inference mode on a batch of 64: eagerly, and traced with
+// function() and replayed, where each Conv2D / MatMul runs with its bias add and Relu as one step
+// (Note [Bias and activation epilogue], graph/bias_activation_fusion.cc).
+bench::Cnn& inference_cnn() {
+  static bench::Cnn* c = [] {
+    auto* p = new bench::Cnn(64);
+    p->model.set_training(false);
+    return p;
+  }();
+  return *c;
+}
+
+void BM_CnnForward_Eager(benchmark::State& state) {
+  bench::Cnn& c = inference_cnn();
+  for (auto _ : state) benchmark::DoNotOptimize(c.model(c.images));
+}
+BENCHMARK(BM_CnnForward_Eager)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void BM_CnnForward_Traced(benchmark::State& state) {
+  bench::Cnn& c = inference_cnn();
+  auto forward = tf::function([&](const tf::Tensor& images) { return c.model(images); });
+  if (tf::reduce_max(tf::abs(forward(c.images) - c.model(c.images))).item<float>() != 0.f)
+    state.SkipWithError("the traced forward pass and the eager one differ");
+  for (auto _ : state) benchmark::DoNotOptimize(forward(c.images));
+}
+BENCHMARK(BM_CnnForward_Traced)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 // ---- 5. the 200-op function through function() ----
 
