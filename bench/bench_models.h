@@ -102,4 +102,12 @@ struct Cnn {
   }
 };
 
+// The CNN in inference mode (dropout off) on a batch of `batch`, for benchmarks that keep one
+// for the whole process (never destroyed: its variables outlive the traces that capture them).
+inline Cnn* new_inference_cnn(int64_t batch) {
+  auto* c = new Cnn(batch);
+  c->model.set_training(false);
+  return c;
+}
+
 }  // namespace tapeflow_bench

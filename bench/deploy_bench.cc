@@ -47,11 +47,7 @@ std::string temp_dir() {
 // Tutorial 04's CNN in inference mode (batch 1 builds its variables), and its inference traced
 // on raw uint8 images as tutorial 07 deploys it.
 tapeflow_bench::Cnn& cnn() {
-  static tapeflow_bench::Cnn* c = [] {
-    auto* p = new tapeflow_bench::Cnn(1);
-    p->model.set_training(false);
-    return p;
-  }();
+  static tapeflow_bench::Cnn* c = tapeflow_bench::new_inference_cnn(1);
   return *c;
 }
 tf::Tensor eager_cnn(const tf::Tensor& images) {

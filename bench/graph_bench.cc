@@ -258,11 +258,7 @@ BENCHMARK(BM_MlpStep_Traced)->UseRealTime()->Unit(benchmark::kMicrosecond);
 // function() and replayed, where each Conv2D / MatMul runs with its bias add and Relu as one step
 // (Note [Bias and activation epilogue], graph/bias_activation_fusion.cc).
 bench::Cnn& inference_cnn() {
-  static bench::Cnn* c = [] {
-    auto* p = new bench::Cnn(64);
-    p->model.set_training(false);
-    return p;
-  }();
+  static bench::Cnn* c = bench::new_inference_cnn(64);
   return *c;
 }
 

@@ -242,9 +242,10 @@ std::string graph_def_to_dot(const GraphDef& def, const DotOptions& options) {
       const bool control = !input.empty() && input[0] == '^';
       std::string_view src = control ? std::string_view(input).substr(1) : std::string_view(input);
       std::string label;
-      if (const size_t colon = src.rfind(':'); !control && colon != std::string_view::npos) {
-        if (src.substr(colon + 1) != "0") label = std::string(src.substr(colon));
-        src = src.substr(0, colon);
+      if (!control) {
+        int index;
+        std::tie(src, index) = graph_def_internal::split_tensor_name(src);
+        if (index > 0) label = absl::StrCat(":", index);
       }
       const auto it = id_of.find(src);
       if (it == id_of.end()) continue;  // names no node: nothing to draw it from

@@ -56,9 +56,11 @@
 #include <source_location>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "graph/graph.h"
 #include "proto/graph.pb.h"
 
@@ -122,6 +124,17 @@ GraphDef read_graph_def(const std::string& path, std::source_location loc = std:
 
 // ---- shared by graph_def.cc (export, formats) and graph_def_import.cc ----
 namespace graph_def_internal {
+
+// A NodeDef input's tensor name: "x" -> ("x", 0), "x:2" -> ("x", 2); views into `s`. Inline:
+// the import calls it for every input (Note [Linear import]).
+inline std::pair<std::string_view, int> split_tensor_name(std::string_view s) {
+  const size_t colon = s.rfind(':');
+  int index = 0;
+  if (colon != std::string_view::npos &&
+      absl::SimpleAtoi(absl::string_view(s.data() + colon + 1, s.size() - colon - 1), &index) && index >= 0)
+    return {s.substr(0, colon), index};
+  return {s, 0};
+}
 
 // read_graph_def's bytes, at most `limit` of them (a parameter for tests).
 std::string read_file_bounded(const std::string& path, size_t limit, std::source_location loc);

@@ -64,15 +64,6 @@ bool valid_node_name(std::string_view name) {
 
 absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
-// "x" -> ("x", 0), "x:2" -> ("x", 2). Views into `s`.
-std::pair<std::string_view, int> split_tensor_name(std::string_view s) {
-  const size_t colon = s.rfind(':');
-  int index = 0;
-  if (colon != std::string_view::npos &&
-      absl::SimpleAtoi(absl::string_view(s.data() + colon + 1, s.size() - colon - 1), &index) && index >= 0)
-    return {s.substr(0, colon), index};
-  return {s, 0};
-}
 
 // Note [Linear import]: a 100k-node GraphDef must import in about ten times the time of a 10k
 // one (issue 13). The work is linear; what grows with the size is the wait for memory: a 10k

@@ -46,17 +46,8 @@ void tensor_to_onnx(const Tensor& value, const std::string& name, onnx::TensorPr
 }
 
 std::pair<std::string, int> split_tensor_name(absl::string_view tensor) {
-  const size_t colon = tensor.rfind(':');
-  if (colon != absl::string_view::npos) {
-    int index = 0;
-    bool digits = colon + 1 < tensor.size();
-    for (char c : tensor.substr(colon + 1)) {
-      digits = digits && c >= '0' && c <= '9';
-      if (digits) index = index * 10 + (c - '0');
-    }
-    if (digits) return {std::string(tensor.substr(0, colon)), index};
-  }
-  return {std::string(tensor), 0};
+  const auto [name, index] = graph_def_internal::split_tensor_name(std::string_view(tensor.data(), tensor.size()));
+  return {std::string(name), index};
 }
 
 // ---- the builder ----
