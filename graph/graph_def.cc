@@ -120,6 +120,8 @@ absl::StatusOr<Form> parse_form(const OpDef& op) {
       const std::string_view src = item.substr(eq + 1);
       if (src == "count") {
         f.kind = FormItem::Kind::kCount;
+      } else if (src == "ins") {
+        f.kind = FormItem::Kind::kTypesOfInputs;
       } else if (const size_t skip = src.starts_with("out") ? 3 : src.starts_with("in") ? 2 : 0;
                  skip > 0 && src.size() > skip &&
                  absl::SimpleAtoi(absl::string_view(src.data() + skip, src.size() - skip), &f.index)) {
@@ -629,6 +631,12 @@ absl::Status export_node(const GraphState& state, const Node& node, GraphDef& de
       }
       TF_ASSIGN_OR_RETURN(proto::DataType p, to_proto_dtype(dt));
       (*n.mutable_attr())[f.name].set_type(p);
+    } else if (f.kind == K::kTypesOfInputs) {
+      proto::AttrValue::ListValue* types = (*n.mutable_attr())[f.name].mutable_list();
+      for (const TensorRef& r : node.inputs) {
+        TF_ASSIGN_OR_RETURN(proto::DataType p, to_proto_dtype(state.node(r.node).outputs[r.index].dtype));
+        types->add_type(p);
+      }
     } else if (f.kind == K::kCount) {
       (*n.mutable_attr())[f.name].set_i(static_cast<int64_t>(node.inputs.size()));
     } else if (f.kind == K::kFixed) {

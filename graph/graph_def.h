@@ -31,6 +31,8 @@
 //   X=in<k> | X=out<k>           TensorFlow type attr X: the dtype of tensor input / output k
 //                                (checked on import: a mismatch is an InvalidArgumentError).
 //   X=count                      X is the number of tensor inputs (ConcatV2's N).
+//   X=ins                        TensorFlow list(type) attr X: the dtypes of all tensor inputs
+//                                (IdentityN's T; checked on import).
 //   X=literal                    fixed TensorFlow attr (a dtype name, an integer, true/false,
 //                                [1,2], else a string); written, and checked when present.
 //   -name                        tapeflow attr not written: import derives it (Const's shape).
@@ -53,6 +55,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <source_location>
 #include <string>
 #include <string_view>
@@ -86,6 +89,10 @@ using ImportedElement = std::variant<Tensor, Operation>;
 // - a node whose name is taken in `graph` gets the next free "_1", "_2" name; requested devices
 //   are kept as written.
 // - control inputs "^x" become control dependencies.
+// - a call of a function of graph_def's library (TensorFlow 2's PartitionedCall and
+//   StatefulPartitionedCall, or the function's name as op type) is inlined: the body's nodes
+//   come under the caller's name ("call/add"), and the caller stays as an IdentityN of the
+//   results, so "call:0" names the first. Control flow over functions (If, While) is not read.
 // - a Placeholder of unknown rank (tf.placeholder without a shape; or no shape attr) must be
 //   replaced through input_map, and then takes its replacement's shape: tapeflow's shapes always
 //   have a rank. Without an entry it is an UnimplementedError that says so.
@@ -136,11 +143,17 @@ inline std::pair<std::string_view, int> split_tensor_name(std::string_view s) {
   return {s, 0};
 }
 
+// graph_def with every call of a function of its library (by the function's name as op type, or
+// PartitionedCall / StatefulPartitionedCall) replaced by the function's body, the caller's name
+// kept as an IdentityN of its results (Note [Inlined function calls], graph_def_functions.cc);
+// nullopt when nothing calls a library function. A typed error for a call it cannot inline.
+absl::StatusOr<std::optional<GraphDef>> inline_function_calls(const GraphDef& graph_def);
+
 // read_graph_def's bytes, at most `limit` of them (a parameter for tests).
 std::string read_file_bounded(const std::string& path, size_t limit, std::source_location loc);
 
 struct FormItem {
-  enum class Kind { kAttr, kInput, kTypeOf, kCount, kFixed, kDerived };
+  enum class Kind { kAttr, kInput, kTypeOf, kTypesOfInputs, kCount, kFixed, kDerived };
   Kind kind = Kind::kAttr;
   std::string name;     // tapeflow attr (kAttr, kInput, kDerived); TensorFlow attr otherwise
   std::string tf_name;  // kAttr: TensorFlow's name

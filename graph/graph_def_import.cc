@@ -332,8 +332,8 @@ void Importer::clear_plan() {
 
 absl::Status Importer::check_op_types() {
   std::map<std::string, std::vector<std::string>> unknown;  // sorted, so the message is stable
-  // A call of a function of the GraphDef's own library (by op type, or through a call op's func
-  // attr: TensorFlow 2's StatefulPartitionedCall, control flow v2's branches) is named as such.
+  // Calls of the library's functions were inlined (Note [Inlined function calls]); an op that
+  // runs them another way (control flow v2's If, While, Case: a func attr) is named as such.
   absl::flat_hash_set<std::string_view> functions;
   for (const proto::FunctionDef& f : def_.library().function()) functions.insert(f.signature().name());
   bool calls_function = false;
@@ -341,18 +341,18 @@ absl::Status Importer::check_op_types() {
     const proto::NodeDef& n = def_.node(i);
     if (op_of_[static_cast<size_t>(i)] != nullptr) continue;
     unknown[n.op()].push_back(n.name());
-    calls_function |= functions.contains(n.op());
     for (const auto& [key, value] : n.attr())
       calls_function |= value.has_func() && functions.contains(value.func().name());
   }
   if (unknown.empty()) return absl::OkStatus();
   std::vector<std::string> parts;
   for (const auto& [type, nodes] : unknown)
-    parts.push_back(absl::StrCat(type, functions.contains(type) ? " (a function of the GraphDef's library; " : " (",
-                                 nodes.size() == 1 ? "node " : "nodes ", absl::StrJoin(nodes, ", "), ")"));
+    parts.push_back(absl::StrCat(type, nodes.size() == 1 ? " (node " : " (nodes ", absl::StrJoin(nodes, ", "), ")"));
   return absl::NotFoundError(absl::StrCat("[import_graph_def] the GraphDef uses op types tapeflow does not have: ",
                                           absl::StrJoin(parts, "; "),
-                                          calls_function ? "; tapeflow does not run the functions of a GraphDef's library" : ""));
+                                          calls_function ? "; tapeflow inlines direct calls of a GraphDef's library functions "
+                                                           "(PartitionedCall, StatefulPartitionedCall), not the functions "
+                                                           "that control flow ops (If, While, Case) run" : ""));
 }
 
 absl::StatusOr<std::vector<int>> Importer::topological_order() {
@@ -768,6 +768,19 @@ absl::Status Importer::plan_node(int i) {
     if (f.kind == FormItem::Kind::kCount && it->second.i() != static_cast<int64_t>(tensors.size()))
       return node_error(absl::StatusCode::kInvalidArgument, i,
                         absl::StrCat("attr '", f.name, "' is ", it->second.i(), " but the node has ", tensors.size(), " inputs"));
+    if (f.kind == FormItem::Kind::kTypesOfInputs) {
+      std::vector<std::string> actual;
+      for (const Ref& r : tensors) actual.push_back(dtype_name(spec(r).dtype));
+      std::vector<std::string> declared;
+      for (int t : it->second.list().type()) {
+        absl::StatusOr<DType> d = from_proto_dtype(static_cast<proto::DataType>(t));
+        declared.push_back(d.ok() ? dtype_name(*d) : proto::DataType_Name(static_cast<proto::DataType>(t)));
+      }
+      if (!it->second.has_list() || declared != actual)
+        return node_error(absl::StatusCode::kInvalidArgument, i,
+                          absl::StrCat("attr '", f.name, "' lists [", absl::StrJoin(declared, ", "), "] but the inputs are [",
+                                       absl::StrJoin(actual, ", "), "]"));
+    }
     if (f.kind != FormItem::Kind::kTypeOf) continue;
     const bool have = f.of_output ? f.index < static_cast<int>(done.outputs.size()) : f.index < static_cast<int>(tensors.size());
     if (!have) continue;
@@ -855,7 +868,9 @@ std::vector<ImportedElement> import_graph_def(const Graph& graph, const GraphDef
                                               const std::map<std::string, Tensor>& input_map,
                                               const std::vector<std::string>& return_elements, std::string_view name,
                                               std::source_location loc) {
-  Importer importer(graph, graph_def, input_map, loc);
+  absl::StatusOr<std::optional<GraphDef>> inlined = inline_function_calls(graph_def);  // Note [Inlined function calls]
+  throw_if_error(inlined.status(), loc);
+  Importer importer(graph, *inlined ? **inlined : graph_def, input_map, loc);
   throw_if_error(importer.plan(return_elements), loc);
   return importer.commit(name);
 }

@@ -227,6 +227,12 @@ Converter chain(absl::string_view first, absl::string_view second) {
   };
 }
 
+// IdentityN: one Identity per input.
+absl::Status identity_n(NodeContext& n) {
+  for (int k = 0; k < n.num_inputs(); ++k) n.emit("Identity", {n.in(k)}, {n.out(k)});
+  return absl::OkStatus();
+}
+
 absl::Status square(NodeContext& n) {
   const std::string x = n.in(0);
   n.emit("Mul", {x, x}, {n.out()});
@@ -563,7 +569,7 @@ Converter logical_reduce(absl::string_view onnx_op) {
 const absl::flat_hash_map<std::string, Converter>& converters() {
   static const ConverterTable* table = [] {
     auto* t = new ConverterTable{
-      {"Identity", same("Identity")}, {"StopGradient", same("Identity")},
+      {"Identity", same("Identity")}, {"StopGradient", same("Identity")}, {"IdentityN", identity_n},
       // unary
       {"Neg", same("Neg")}, {"Abs", same("Abs")}, {"Sign", same("Sign")}, {"Sqrt", same("Sqrt")},
       {"Rsqrt", chain("Sqrt", "Reciprocal")}, {"Exp", same("Exp")}, {"Log", same("Log")}, {"Log1p", log1p},

@@ -322,6 +322,13 @@ absl::Status shape_kernel(KernelContext& ctx) {
   return absl::OkStatus();
 }
 
+// IdentityN: each output is its input's buffer, as a view is; nothing is copied. (The executor
+// reuses a buffer in place only when nothing else holds it, so the shared buffer is safe.)
+absl::Status identity_n_kernel(KernelContext& ctx) {
+  for (size_t i = 0; i < ctx.outputs.size(); ++i) ctx.outputs[i] = *ctx.inputs[i];
+  return absl::OkStatus();
+}
+
 // ---- slicing ----
 
 template <typename U>
@@ -604,6 +611,7 @@ void register_array_kernels(KernelRegistry& r) {
   for (const char* op : {"Split", "SplitV", "Unpack"})
     register_all(r, op, []<typename T>() -> KernelFn { return split_kernel<CarrierOf<T>>; });
   register_all(r, "Shape", []<typename T>() -> KernelFn { return shape_kernel; });
+  register_all(r, "IdentityN", []<typename T>() -> KernelFn { return identity_n_kernel; });
   register_all(r, "Slice", []<typename T>() -> KernelFn { return slice_kernel<CarrierOf<T>>; });
   register_all(r, "StridedSlice", []<typename T>() -> KernelFn { return strided_slice_kernel<CarrierOf<T>>; });
   register_all(r, "GatherV2", []<typename T>() -> KernelFn { return gather_kernel<CarrierOf<T>>; });

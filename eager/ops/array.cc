@@ -130,6 +130,11 @@ absl::StatusOr<OutputSpecs> identity_shape(const InferenceContext& ctx) {
   return single_output(ctx.inputs[0].dtype, ctx.inputs[0].shape);
 }
 
+absl::StatusOr<OutputSpecs> identity_n_shape(const InferenceContext& ctx) {
+  if (ctx.inputs.empty()) return invalid(ctx, "needs at least one input");
+  return OutputSpecs(ctx.inputs.begin(), ctx.inputs.end());
+}
+
 // ---- transpose ----
 
 absl::StatusOr<OutputSpecs> transpose_shape(const InferenceContext& ctx) {
@@ -488,6 +493,10 @@ OpDef kSqueeze{.type = "Squeeze", .api_name = "squeeze", .num_inputs = 1, .infer
     .tf_form = "T=in0 axes>squeeze_dims:ints=[]"};
 OpDef kIdentity{.type = "Identity", .api_name = "identity", .num_inputs = 1, .infer = identity_shape,
                 .forward_input = 0};
+// Its kernel hands each input's buffer on as the output (views, several of them).
+OpDef kIdentityN{.type = "IdentityN", .api_name = "identity_n", .num_inputs = -1, .infer = identity_n_shape,
+                 .kernel_dtype_input = 0,
+    .tf_form = "T=ins"};
 // A view whose gradient is zero: tapes never record it.
 OpDef kStopGradient{.type = "StopGradient", .api_name = "stop_gradient", .num_inputs = 1, .infer = identity_shape,
                 .forward_input = 0, .differentiable = false};
@@ -553,7 +562,7 @@ int checked_axis(const char* op, int64_t axis, int rank, std::source_location lo
 }  // namespace
 
 void register_array_ops(OpRegistry& r) {
-  for (const OpDef* op : {&kReshape, &kExpandDims, &kSqueeze, &kIdentity, &kStopGradient, &kTranspose, &kConcat, &kSlice,
+  for (const OpDef* op : {&kReshape, &kExpandDims, &kSqueeze, &kIdentity, &kIdentityN, &kStopGradient, &kTranspose, &kConcat, &kSlice,
                           &kStridedSlice, &kGather, &kOneHot, &kPad, &kTile, &kReverse, &kBroadcastTo, &kMirrorPad,
                           &kPack, &kUnpack, &kSplit, &kSplitV, &kShape, &kPadZeros})
     r.add(*op);
@@ -572,6 +581,14 @@ Tensor squeeze(const Tensor& x, std::vector<int64_t> axes, std::source_location 
 }
 
 Tensor identity(const Tensor& x, std::source_location loc) { return run1(kIdentity, x, AttrMap(), loc); }
+
+std::vector<Tensor> identity_n(const std::vector<Tensor>& inputs, std::source_location loc) {
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!inputs[i].defined())
+      throw InvalidArgumentError(absl::StrCat("[identity_n] input ", i, " is ", inputs[i].empty_reason()), loc);
+  TensorList out = execute(OpCall{kIdentityN, inputs, AttrMap(), loc});
+  return std::vector<Tensor>(std::make_move_iterator(out.begin()), std::make_move_iterator(out.end()));
+}
 Tensor stop_gradient(const Tensor& x, std::source_location loc) { return run1(kStopGradient, x, AttrMap(), loc); }
 
 Tensor transpose(const Tensor& x, std::vector<int64_t> perm, std::source_location loc) {

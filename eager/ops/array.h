@@ -46,6 +46,9 @@ Tensor expand_dims(const Tensor& x, int64_t axis, TF_SL);
 Tensor squeeze(const Tensor& x, std::vector<int64_t> axes = {}, TF_SL);
 // The same values (a view).
 Tensor identity(const Tensor& x, TF_SL);
+// identity of several tensors at once (TensorFlow's IdentityN): output i is a view of input i.
+// An imported call of a GraphDef's function keeps its name as one (Note [Inlined function calls]).
+std::vector<Tensor> identity_n(const std::vector<Tensor>& inputs, TF_SL);
 // identity for values, but gradients do not flow through it (tapes never record it).
 Tensor stop_gradient(const Tensor& x, TF_SL);
 

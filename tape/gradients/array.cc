@@ -19,6 +19,7 @@ using Ints = std::vector<int64_t>;
 
 Grads reshape_like_input(const GradInputs& op, Span g) { return {reshape(g[0], op.inputs[0].shape().as_vector())}; }
 Grads identity_grad(const GradInputs&, Span g) { return {g[0]}; }
+Grads identity_n_grad(const GradInputs&, Span g) { return Grads(g.begin(), g.end()); }
 
 Grads transpose_grad(const GradInputs& op, Span g) {
   const Ints& perm = op.attrs.get<Ints>("perm");
@@ -199,6 +200,7 @@ void register_array_gradients(GradientRegistry& r) {
   r.add("ExpandDims", reshape_like_input);
   r.add("Squeeze", reshape_like_input);
   r.add("Identity", identity_grad);
+  r.add("IdentityN", identity_n_grad);
   r.add("Transpose", transpose_grad);
   r.add("ConcatV2", concat_grad);
   r.add("Slice", slice_grad);

@@ -102,6 +102,47 @@ TEST(ViewTest, ExpandDimsSqueezeIdentity) {
   EXPECT_EQ(identity(Tensor{true, false}).to_vector<bool>(), (std::vector<bool>{true, false}));
 }
 
+// identity_n: views of every input, whatever their dtypes; traced, it is one IdentityN node that
+// a GraphDef carries with TensorFlow's list(type) attr T.
+TEST(ViewTest, IdentityNIsAViewOfEachInput) {
+  const Tensor x = x23(), flags{true, false}, n(int64_t{7});
+  const std::vector<Tensor> out = identity_n({x, flags, n});
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_TRUE(out[0].shares_buffer_with(x));
+  EXPECT_TRUE(out[1].shares_buffer_with(flags));
+  EXPECT_EQ(out[0].to_vector<float>(), x.to_vector<float>());
+  EXPECT_EQ(out[1].dtype(), DType::kBool);
+  EXPECT_EQ(out[2].item<int64_t>(), 7);
+  EXPECT_THAT(error_of([&] { identity_n({}); }), HasSubstr("[identity_n] needs at least one input"));
+  EXPECT_THAT(error_of([&] { identity_n({x, Tensor()}); }), AllOf(HasSubstr("[identity_n] input 1"), HasSubstr("empty")));
+
+  Graph g;
+  {
+    auto scope = g.as_default();
+    const Tensor a = placeholder(DType::kFloat32, {2}, "a");
+    const Tensor b = placeholder(DType::kInt32, {}, "b");
+    identity_n({a, b});
+  }
+  const GraphDef def = to_graph_def(g);
+  const proto::NodeDef& node = def.node(2);
+  EXPECT_EQ(node.op(), "IdentityN");
+  EXPECT_EQ(node.attr().at("T").list().type_size(), 2);
+  EXPECT_EQ(node.attr().at("T").list().type(1), proto::DT_INT32);
+  Graph back = graph_from_graph_def(def);
+  Session sess(back);
+  const std::vector<Tensor> got = sess.run({back.get_tensor_by_name(node.name() + ":0"), back.get_tensor_by_name(node.name() + ":1")},
+                                           {{back.get_tensor_by_name("a:0"), Tensor{1.f, 2.f}},
+                                            {back.get_tensor_by_name("b:0"), Tensor(int32_t{3})}});
+  EXPECT_EQ(got[0].to_vector<float>(), (F{1.f, 2.f}));
+  EXPECT_EQ(got[1].item<int32_t>(), 3);
+  // A T that does not list the inputs' dtypes is the import's error, naming both lists.
+  GraphDef wrong = def;
+  wrong.mutable_node(2)->mutable_attr()->at("T").mutable_list()->set_type(1, proto::DT_FLOAT);
+  Graph other;
+  EXPECT_THAT(error_of([&] { import_graph_def(other, wrong); }),
+              HasSubstr("attr 'T' lists [float32, float32] but the inputs are [float32, int32]"));
+}
+
 TEST(ViewTest, AxisErrorsNameAxisAndRank) {
   Tensor x = x23();
   EXPECT_THAT(error_of([&] { expand_dims(x, 3); }),

@@ -28,6 +28,7 @@
 namespace tapeflow {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -385,18 +386,10 @@ TEST(GraphDefImportTest, APlaceholderOfUnknownRankImportsWhenInputMapReplacesIt)
 }
 
 // A function library as TensorFlow 2 writes it (a traced function's body, its signature, arg
-// attrs, ret and control_ret) parses, in text as in binary; a node that calls one of its
-// functions, by op type or through StatefulPartitionedCall, is the unknown-op error, saying that
-// the library's functions do not run.
-TEST(GraphDefImportTest, AFunctionLibraryParsesAndItsCallsAreNamedAsSuch) {
-  const std::string text = R"pb(
-      node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
-             attr { key: "shape" value { shape { dim { size: 2 } } } } }
-      node { name: "called" op: "add_one" input: "x" }
-      node { name: "partitioned" op: "StatefulPartitionedCall" input: "x"
-             attr { key: "Tin" value { list { type: DT_FLOAT } } }
-             attr { key: "Tout" value { list { type: DT_FLOAT } } }
-             attr { key: "f" value { func { name: "add_one" } } } }
+// attrs, ret and control_ret) parses, in text as in binary. Its calls, by op type or through
+// StatefulPartitionedCall, are inlined: the body under the caller's name, the caller an IdentityN
+// of the results (Note [Inlined function calls]).
+const char* const kAddOneLibrary = R"pb(
       library {
         function {
           signature {
@@ -418,33 +411,223 @@ TEST(GraphDefImportTest, AFunctionLibraryParsesAndItsCallsAreNamedAsSuch) {
         }
       }
       versions { producer: 1286 min_consumer: 12 })pb";
+
+TEST(GraphDefImportTest, CallsOfLibraryFunctionsAreInlined) {
+  const std::string text = std::string(R"pb(
+      node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "shape" value { shape { dim { size: 2 } } } } }
+      node { name: "called" op: "add_one" input: "x" }
+      node { name: "partitioned" op: "StatefulPartitionedCall" input: "called" input: "^x"
+             attr { key: "Tin" value { list { type: DT_FLOAT } } }
+             attr { key: "Tout" value { list { type: DT_FLOAT } } }
+             attr { key: "f" value { func { name: "add_one" } } } }
+      node { name: "out" op: "Mul" input: "called" input: "partitioned:0" attr { key: "T" value { type: DT_FLOAT } } }
+      node { name: "after" op: "NoOp" input: "^partitioned" })pb") + kAddOneLibrary;
   const GraphDef def = graph_def_from_text(text);
   ASSERT_EQ(def.library().function_size(), 1);
-  EXPECT_EQ(def.library().function(0).signature().name(), "add_one");
-  EXPECT_EQ(def.library().function(0).node_def_size(), 2);
   EXPECT_EQ(def.library().function(0).ret().at("identity"), "add:z:0");
-  // The same GraphDef through the binary format, and back to text.
   const GraphDef again = graph_def_from_binary(graph_def_to_binary(def));
   EXPECT_EQ(graph_def_to_text(again), graph_def_to_text(def));
   EXPECT_THAT(graph_def_to_text(def), HasSubstr("arg_attr {"));
+
+  Graph g = graph_from_graph_def(def);
+  // The body under the caller's name; the caller an IdentityN that waits on the control_ret.
+  EXPECT_EQ(g.get_operation_by_name("called/add").type(), "Add");
+  EXPECT_EQ(g.get_operation_by_name("called/one").type(), "Const");
+  const Operation called = g.get_operation_by_name("called");
+  EXPECT_EQ(called.type(), "IdentityN");
+  EXPECT_EQ(called.inputs()[0].name(), "called/add:0");
+  ASSERT_EQ(called.control_inputs().size(), 1u);
+  EXPECT_EQ(called.control_inputs()[0].name(), "called/add");
+  // The caller's control input reaches the body nodes no body node feeds (here the Const).
+  const Operation one = g.get_operation_by_name("partitioned/one");
+  ASSERT_EQ(one.control_inputs().size(), 1u);
+  EXPECT_EQ(one.control_inputs()[0].name(), "x");
+  EXPECT_EQ(g.get_operation_by_name("partitioned/add").inputs()[0].name(), "called:0");
+  EXPECT_EQ(g.get_operation_by_name("after").control_inputs()[0].name(), "partitioned");
+
+  Session sess(g);
+  const std::vector<Tensor> got = sess.run({g.get_tensor_by_name("out:0"), g.get_tensor_by_name("partitioned:0")},
+                                           {{g.get_tensor_by_name("x:0"), Tensor({1.f, 2.f})}});
+  EXPECT_EQ(got[0].to_vector<float>(), (std::vector<float>{6.f, 12.f}));  // (x + 1) * (x + 2)
+  EXPECT_EQ(got[1].to_vector<float>(), (std::vector<float>{3.f, 4.f}));
+  // input_map and return elements name the caller's outputs as before inlining.
+  Graph h;
+  std::vector<ImportedElement> r;
+  {
+    auto scope = h.as_default();
+    r = import_graph_def(def, {{"called:0", constant(Tensor({10.f, 20.f}))}}, {"partitioned:0", "called"});
+  }
+  EXPECT_EQ(std::get<Operation>(r[1]).name(), "import/called");
+  // (x is still fed: "partitioned"'s control input on it now holds its body's Const.)
+  EXPECT_EQ(Session(h).run(std::get<Tensor>(r[0]), {{h.get_tensor_by_name("import/x:0"), Tensor({0.f, 0.f})}}).to_vector<float>(),
+            (std::vector<float>{11.f, 21.f}));
+}
+
+// A function of several results, polymorphic attrs ("$T", set by the call), a nested
+// PartitionedCall, and "node:arg:k" names of ops with several output args (TopKV2's indices).
+TEST(GraphDefImportTest, InlinedFunctionsNestResolveAttrsAndNameOutputArgs) {
+  const GraphDef def = graph_def_from_text(R"pb(
+      node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "shape" value { shape { dim { size: 3 } } } } }
+      node { name: "y" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "shape" value { shape { dim { size: 3 } } } } }
+      node { name: "both" op: "sum_and_top" input: "x" input: "y" attr { key: "T" value { type: DT_FLOAT } } }
+      library {
+        function {
+          signature {
+            name: "sum_and_top"
+            input_arg { name: "a" type_attr: "T" }
+            input_arg { name: "b" type_attr: "T" }
+            output_arg { name: "sum" type_attr: "T" }
+            output_arg { name: "top_index" type: DT_INT32 }
+            attr { name: "T" type: "type" }
+          }
+          node_def { name: "inner" op: "PartitionedCall" input: "a" input: "b"
+                     attr { key: "Tin" value { list { type: DT_FLOAT type: DT_FLOAT } } }
+                     attr { key: "Tout" value { list { type: DT_FLOAT } } }
+                     attr { key: "f" value { func { name: "plus" attr { key: "T" value { type: DT_FLOAT } } } } } }
+          node_def { name: "k" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+                     attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 1 } } } }
+          node_def { name: "topk" op: "TopKV2" input: "inner:output:0" input: "k:output:0"
+                     attr { key: "T" value { placeholder: "T" } } attr { key: "sorted" value { b: true } } }
+          ret { key: "sum" value: "inner:output:0" }
+          ret { key: "top_index" value: "topk:indices:0" }
+        }
+        function {
+          signature {
+            name: "plus"
+            input_arg { name: "p" type_attr: "T" }
+            input_arg { name: "q" type_attr: "T" }
+            output_arg { name: "output" type_attr: "T" }
+            attr { name: "T" type: "type" }
+          }
+          node_def { name: "add" op: "AddV2" input: "p" input: "q" attr { key: "T" value { placeholder: "T" } } }
+          ret { key: "output" value: "add:z:0" }
+        }
+      })pb");
+  Graph g = graph_from_graph_def(def);
+  EXPECT_EQ(g.get_operation_by_name("both/inner/add").type(), "Add");
+  EXPECT_EQ(g.get_operation_by_name("both/inner").type(), "IdentityN");
+  EXPECT_EQ(g.get_operation_by_name("both/topk").inputs()[0].name(), "both/inner:0");
+  EXPECT_EQ(g.get_operation_by_name("both").inputs()[1].name(), "both/topk:1");
+  Session sess(g);
+  const std::vector<Tensor> got = sess.run({g.get_tensor_by_name("both:0"), g.get_tensor_by_name("both:1")},
+                                           {{g.get_tensor_by_name("x:0"), Tensor({1.f, 5.f, 2.f})},
+                                            {g.get_tensor_by_name("y:0"), Tensor({1.f, 1.f, 9.f})}});
+  EXPECT_EQ(got[0].to_vector<float>(), (std::vector<float>{2.f, 6.f, 11.f}));
+  EXPECT_EQ(got[1].dtype(), DType::kInt32);
+  EXPECT_EQ(got[1].to_vector<int32_t>(), (std::vector<int32_t>{2}));
+}
+
+// Calls that cannot be inlined are typed errors naming the call, before the graph changes; control
+// flow over functions stays an unknown op type, with a sentence saying why.
+TEST(GraphDefImportTest, CallsThatCannotBeInlinedAreErrors) {
+  const std::string x = R"pb(node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+                                    attr { key: "shape" value { shape { dim { size: 2 } } } } })pb";
   Graph g;
-  const std::string message = error_of<NotFoundError>([&] { import_graph_def(g, def); });
-  EXPECT_THAT(message, HasSubstr("op types tapeflow does not have: StatefulPartitionedCall (node partitioned); "
-                                 "add_one (a function of the GraphDef's library; node called)"));
-  EXPECT_THAT(message, HasSubstr("tapeflow does not run the functions of a GraphDef's library"));
+  auto import_text = [&](const std::string& nodes, const std::string& library) {
+    import_graph_def(g, graph_def_from_text(x + nodes + library));
+  };
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] { import_text(R"pb(node { name: "c" op: "add_one" input: "x" input: "x" })pb", kAddOneLibrary); }),
+              HasSubstr("node 'c' (add_one) calling function 'add_one': passes 2 input(s) to a function of 1 argument(s)"));
+  EXPECT_THAT(error_of<NotFoundError>([&] {
+                import_text(R"pb(node { name: "c" op: "PartitionedCall" input: "x"
+                                        attr { key: "f" value { func { name: "absent" } } } })pb", kAddOneLibrary);
+              }),
+              HasSubstr("node 'c' (PartitionedCall) calls function 'absent', which the GraphDef's library does not define"));
+  const std::string recursive = R"pb(
+      library { function { signature { name: "loop" input_arg { name: "a" type: DT_FLOAT } output_arg { name: "r" type: DT_FLOAT } }
+                           node_def { name: "again" op: "loop" input: "a" } ret { key: "r" value: "again:r:0" } } })pb";
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] { import_text(R"pb(node { name: "c" op: "loop" input: "x" })pb", recursive); }),
+              HasSubstr("function 'loop' calls itself"));
+  const std::string list_arg = R"pb(
+      library { function { signature { name: "many" input_arg { name: "a" type: DT_FLOAT number_attr: "N" }
+                                       output_arg { name: "r" type: DT_FLOAT } }
+                           ret { key: "r" value: "a" } } })pb";
+  EXPECT_THAT(error_of<UnimplementedError>([&] { import_text(R"pb(node { name: "c" op: "many" input: "x" })pb", list_arg); }),
+              HasSubstr("argument 'a' is a list of tensors"));
+  // Twenty-one functions, each calling the next twice: 2^21 copies of the last, refused by
+  // counting before any is built.
+  std::string chain = "library {";
+  for (int i = 0; i < 21; ++i)
+    chain += absl::StrCat("function { signature { name: \"f", i, "\" input_arg { name: \"a\" type: DT_FLOAT } ",
+                          "output_arg { name: \"r\" type: DT_FLOAT } } ",
+                          "node_def { name: \"one\" op: \"f", i + 1, "\" input: \"a\" } ",
+                          "node_def { name: \"two\" op: \"f", i + 1, "\" input: \"a\" } ret { key: \"r\" value: \"one:r:0\" } } ");
+  chain += R"pb(function { signature { name: "f21" input_arg { name: "a" type: DT_FLOAT } output_arg { name: "r" type: DT_FLOAT } }
+                           ret { key: "r" value: "a" } } })pb";
+  EXPECT_THAT(error_of<ResourceExhaustedError>([&] { import_text(R"pb(node { name: "c" op: "f0" input: "x" })pb", chain); }),
+              HasSubstr("inlining the call 'c' of function 'f0' makes the graph larger than 1000000 nodes"));
+  // Seventy functions, each calling the next once: nested deeper than 64.
+  std::string deep = "library {";
+  for (int i = 0; i < 70; ++i)
+    deep += absl::StrCat("function { signature { name: \"g", i, "\" input_arg { name: \"a\" type: DT_FLOAT } ",
+                         "output_arg { name: \"r\" type: DT_FLOAT } } node_def { name: \"n\" op: \"g", i + 1,
+                         "\" input: \"a\" } ret { key: \"r\" value: \"n:r:0\" } } ");
+  deep += R"pb(function { signature { name: "g70" input_arg { name: "a" type: DT_FLOAT } output_arg { name: "r" type: DT_FLOAT } }
+                          ret { key: "r" value: "a" } } })pb";
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] { import_text(R"pb(node { name: "c" op: "g0" input: "x" })pb", deep); }),
+              HasSubstr("function calls nest more than 64 deep"));
+  const std::string message = error_of<NotFoundError>([&] {
+    import_text(R"pb(node { name: "c" op: "If" input: "x" input: "x"
+                            attr { key: "then_branch" value { func { name: "add_one" } } }
+                            attr { key: "else_branch" value { func { name: "add_one" } } } })pb", kAddOneLibrary);
+  });
+  EXPECT_THAT(message, HasSubstr("op types tapeflow does not have: If (node c); tapeflow inlines direct calls"));
+  EXPECT_THAT(message, HasSubstr("not the functions that control flow ops (If, While, Case) run"));
   EXPECT_EQ(g.num_nodes(), 0);
-  // With only StatefulPartitionedCall calling it, the sentence stays; an unknown op beside an
-  // unrelated library does not get it.
-  GraphDef partitioned = def;
-  partitioned.mutable_node()->DeleteSubrange(1, 1);  // "called"
-  EXPECT_THAT(error_of<NotFoundError>([&] { import_graph_def(g, partitioned); }),
-              HasSubstr("StatefulPartitionedCall (node partitioned); tapeflow does not run the functions"));
-  GraphDef unrelated = partitioned;
-  unrelated.mutable_node(1)->set_op("Einsum");
-  unrelated.mutable_node(1)->mutable_attr()->erase("f");
-  const std::string einsum = error_of<NotFoundError>([&] { import_graph_def(g, unrelated); });
-  EXPECT_THAT(einsum, HasSubstr("op types tapeflow does not have: Einsum (node partitioned)"));
-  EXPECT_THAT(einsum, Not(HasSubstr("functions")));
+  // An unknown op beside an unrelated library does not get the sentence.
+  EXPECT_THAT(error_of<NotFoundError>([&] { import_text(R"pb(node { name: "e" op: "Einsum" input: "x" })pb", kAddOneLibrary); }),
+              AllOf(HasSubstr("op types tapeflow does not have: Einsum (node e)"), Not(HasSubstr("inlines"))));
+}
+
+// TensorFlow 2 annotates some nodes with a full type (NodeDef field 7) and a function's resource
+// arguments with the dtype and shape they hold (ArgDef fields 7 and 17). Such a GraphDef parses in
+// text as in binary, keeps the annotations through both formats, and imports.
+TEST(GraphDefImportTest, FullTypeAnnotationsAndResourceArgumentsParseAndImport) {
+  const std::string text = R"pb(
+      node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "shape" value { shape { dim { size: 2 } } } }
+             experimental_type { type_id: TFT_PRODUCT
+                                 args { type_id: TFT_TENSOR args { type_id: TFT_FLOAT } } } }
+      node { name: "y" op: "Identity" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+      library {
+        function {
+          signature {
+            name: "read_v"
+            input_arg { name: "v" type: DT_RESOURCE
+                        handle_data { dtype: DT_FLOAT shape { dim { size: 2 } } }
+                        experimental_full_type { type_id: TFT_PRODUCT
+                                                 args { type_id: TFT_NAMED s: "v" } } }
+            output_arg { name: "identity" type: DT_FLOAT }
+          }
+          node_def { name: "read" op: "ReadVariableOp" input: "v" attr { key: "dtype" value { type: DT_FLOAT } } }
+          ret { key: "identity" value: "read:value:0" }
+        }
+      }
+      versions { producer: 1286 min_consumer: 12 })pb";
+  const GraphDef def = graph_def_from_text(text);
+  const proto::FullTypeDef& type = def.node(0).experimental_type();
+  EXPECT_EQ(type.type_id(), proto::TFT_PRODUCT);
+  ASSERT_EQ(type.args_size(), 1);
+  EXPECT_EQ(type.args(0).args(0).type_id(), proto::TFT_FLOAT);
+  const proto::OpDef::ArgDef& v = def.library().function(0).signature().input_arg(0);
+  ASSERT_EQ(v.handle_data_size(), 1);
+  EXPECT_EQ(v.handle_data(0).dtype(), proto::DT_FLOAT);
+  EXPECT_EQ(v.handle_data(0).shape().dim(0).size(), 2);
+  EXPECT_EQ(v.experimental_full_type().args(0).s(), "v");
+  const GraphDef again = graph_def_from_binary(graph_def_to_binary(def));
+  EXPECT_EQ(graph_def_to_text(again), graph_def_to_text(def));
+  EXPECT_THAT(graph_def_to_text(def), HasSubstr("type_id: TFT_FLOAT"));
+  Graph g = graph_from_graph_def(def);
+  Session sess(g);
+  EXPECT_EQ(sess.run(g.get_tensor_by_name("y:0"), {{g.get_tensor_by_name("x:0"), Tensor({3.f, 4.f})}}).to_vector<float>(),
+            (std::vector<float>{3.f, 4.f}));
+  // A type name TensorFlow 2.13 does not define is protobuf's parse error, naming it.
+  std::string unknown = text;
+  unknown.replace(unknown.find("TFT_FLOAT"), 9, "TFT_FLOAT9");
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] { graph_def_from_text(unknown); }), HasSubstr("TFT_FLOAT9"));
 }
 
 // A node of an imported GraphDef that fails at run time is named as the GraphDef's node, with

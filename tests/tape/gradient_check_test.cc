@@ -112,6 +112,10 @@ std::map<std::string, std::vector<Case>> make_cases() {
   add("ExpandDims", {rnd({2, 3}, -1, 1, 30)}, [](const V& v) { return expand_dims(v[0], 1); });
   add("Squeeze", {rnd({2, 1, 3}, -1, 1, 31)}, [](const V& v) { return squeeze(v[0]); });
   add("Identity", {rnd({3}, -1, 1, 32)}, [](const V& v) { return identity(v[0]); });
+  add("IdentityN", {rnd({3}, -1, 1, 30), rnd({2, 2}, -1, 1, 31)}, [](const V& v) {
+    const std::vector<Tensor> both = identity_n({v[0], v[1]});
+    return both[0] * reduce_sum(both[1] * both[1]);
+  });
   add("Transpose", {rnd({2, 3, 4}, -1, 1, 33)}, [](const V& v) { return transpose(v[0], {2, 0, 1}); });
   add("ConcatV2", {rnd({2, 3}, -1, 1, 34), rnd({2, 2}, -1, 1, 35)}, [](const V& v) { return concat({v[0], v[1]}, 1); });
   add("Slice", {rnd({3, 4}, -1, 1, 36)}, [](const V& v) { return slice(v[0], {1, 1}, {2, -1}); });
