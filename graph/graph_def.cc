@@ -577,6 +577,24 @@ absl::StatusOr<std::vector<Tensor>> constant_inputs(const GraphState& state, con
   return values;
 }
 
+// TensorFlow's MatMul takes matrices only; tapeflow's also batches of them, as TensorFlow's
+// BatchMatMulV2 does, whose transposes are attrs adj_x and adj_y. A product of a rank other than
+// 2 is written as one (and read back as MatMul: graph_def_import.cc's alias_of).
+void write_batch_matmul(const GraphState& state, const Node& node, proto::NodeDef& n) {
+  bool batched = false;
+  for (const TensorRef& r : node.inputs) batched |= state.node(r.node).outputs[r.index].shape.rank() != 2;
+  if (!batched) return;
+  n.set_op("BatchMatMulV2");
+  auto& attrs = *n.mutable_attr();
+  for (const auto& [from, to] : {std::pair{"transpose_a", "adj_x"}, std::pair{"transpose_b", "adj_y"}}) {
+    const auto it = attrs.find(from);
+    if (it == attrs.end()) continue;
+    proto::AttrValue value = std::move(it->second);
+    attrs.erase(it);
+    attrs[to] = std::move(value);
+  }
+}
+
 absl::Status export_node(const GraphState& state, const Node& node, GraphDef& def,
                          absl::flat_hash_set<std::string>& used, SpareConsts& spare) {
   const OpDef& op = *node.op;
@@ -661,6 +679,8 @@ absl::Status export_node(const GraphState& state, const Node& node, GraphDef& de
   }
   for (int c : control) inputs.push_back(absl::StrCat("^", state.node(c).name));
   for (std::string& in : inputs) n.add_input(std::move(in));
+  static const OpDef* const matmul = OpRegistry::global().find("MatMul");
+  if (&op == matmul) write_batch_matmul(state, node, n);
   *def.add_node() = std::move(n);
   return absl::OkStatus();
 }

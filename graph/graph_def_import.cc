@@ -45,10 +45,21 @@ using Ref = TensorRef;
 const char* alias_of(std::string_view type) {
   if (type == "AddV2") return "Add";
   if (type == "RealDiv") return "Div";
+  // tapeflow's MatMul broadcasts batch dims as BatchMatMulV2 does (V1: equal batch dims, a
+  // special case; V3: per-input dtypes, read only when they agree). Their attrs are renamed:
+  // batch_matmul_attr.
+  if (type == "BatchMatMul" || type == "BatchMatMulV2" || type == "BatchMatMulV3") return "MatMul";
   // FusedBatchNorm (V1, V2) are V3 without the reserve_space_3 output (and V1 without "U" and
   // exponential_avg_factor, whose defaults V3 reads): the same node serves their consumers.
   if (type == "FusedBatchNorm" || type == "FusedBatchNormV2") return "FusedBatchNormV3";
   return nullptr;
+}
+
+// The TensorFlow attr of a BatchMatMul* node that holds what MatMul calls `tf_name`.
+std::string_view batch_matmul_attr(std::string_view tf_name) {
+  if (tf_name == "transpose_a") return "adj_x";
+  if (tf_name == "transpose_b") return "adj_y";
+  return tf_name;
 }
 
 bool valid_node_name(std::string_view name) {
@@ -164,6 +175,7 @@ class Importer {
   PackedStrings names_;
   StringIndex<PackedStrings::KeyOf> by_name_{names_.key_of()};  // GraphDef node name -> its index
   std::vector<const OpDef*> op_of_;                // GraphDef node -> its op (null: unknown)
+  const OpDef* const op_of_matmul_ = find_any_op("MatMul");  // BatchMatMul* nodes are read as it
   absl::flat_hash_map<absl::string_view, const OpDef*> op_of_type_;  // the op types seen so far
   std::vector<Edge> edges_;                       // every node's inputs, in order (Note [Linear import])
   std::vector<int> first_edge_;                   // node i's are [first_edge_[i], first_edge_[i + 1])
@@ -689,9 +701,22 @@ absl::Status Importer::plan_node(int i) {
     node->attrs.set(f.name, *std::move(v));
   }
   const auto& attrs = nd.attr();
+  // A BatchMatMul* read as MatMul (alias_of). Compared only when the op is MatMul's.
+  const bool batch_matmul = &op == op_of_matmul_ && nd.op() != "MatMul";
+  if (batch_matmul && nd.op() == "BatchMatMulV3")
+    for (const char* t : {"Ta", "Tb"})
+      if (const auto it = attrs.find(t), out = attrs.find("Tout");
+          it != attrs.end() && out != attrs.end() && it->second.type() != out->second.type())
+        return node_error(absl::StatusCode::kUnimplemented, i,
+                          absl::StrCat("attr '", t, "' (", proto::DataType_Name(it->second.type()), ") differs from 'Tout' (",
+                                       proto::DataType_Name(out->second.type()),
+                                       "); tapeflow's MatMul multiplies and returns one dtype"));
   for (const FormItem& f : form.items) {
     if (f.kind != FormItem::Kind::kAttr) continue;
-    auto it = attrs.find(f.tf_name);
+    std::string renamed;
+    const std::string* key = &f.tf_name;
+    if (batch_matmul) key = &(renamed = batch_matmul_attr(f.tf_name));
+    auto it = attrs.find(*key);
     if (&op == &kPlaceholderOp && f.tf_name == "shape" &&
         (it == attrs.end() || (it->second.has_shape() && it->second.shape().unknown_rank()))) {
       // Note [Placeholders of unknown rank]: tapeflow's shapes always have a rank. A placeholder
@@ -706,13 +731,13 @@ absl::Status Importer::plan_node(int i) {
       continue;
     }
     if (it == attrs.end() && !f.has_default)
-      return node_error(absl::StatusCode::kInvalidArgument, i, absl::StrCat("attr '", f.tf_name, "' is missing"));
+      return node_error(absl::StatusCode::kInvalidArgument, i, absl::StrCat("attr '", *key, "' is missing"));
     // "hw" reads NHWC's [1, h, w, 1] as {h, w}; an NCHW node's [1, 1, h, w] stays whole.
     const auto format = attrs.find("data_format");
     const bool nchw = format != attrs.end() && format->second.s() == "NCHW";
     absl::StatusOr<AttrValue> v = attr_from_proto(it == attrs.end() ? f.default_value : it->second,
                                                   nchw && f.value_kind == "hw" ? "ints" : f.value_kind);
-    if (!v.ok()) return node_error(v.status().code(), i, absl::StrCat("attr '", f.tf_name, "' ", v.status().message()));
+    if (!v.ok()) return node_error(v.status().code(), i, absl::StrCat("attr '", *key, "' ", v.status().message()));
     if (f.value_kind == "float")
       if (auto bits = attrs.find(absl::StrCat("_", f.tf_name, "_f64")); bits != attrs.end())
         v = AttrValue(std::bit_cast<double>(static_cast<int64_t>(bits->second.i())));

@@ -276,10 +276,12 @@ std::vector<int64_t> swap_last_two(int rank) {
   return perm;
 }
 
-absl::Status matmul(NodeContext& n) {
+// MatMul (transpose_a, transpose_b) and BatchMatMulV2 (adj_x, adj_y, graph_def.cc's
+// write_batch_matmul): ONNX's MatMul broadcasts batch dims as both do.
+absl::Status matmul_with(NodeContext& n, const char* transpose_a, const char* transpose_b) {
   std::string operands[2];
   for (int i = 0; i < 2; ++i) {
-    TF_ASSIGN_OR_RETURN(const proto::AttrValue* t, n.attr(i == 0 ? "transpose_a" : "transpose_b"));
+    TF_ASSIGN_OR_RETURN(const proto::AttrValue* t, n.attr(i == 0 ? transpose_a : transpose_b));
     operands[i] = n.in(i);
     if (!t->b()) continue;
     TF_ASSIGN_OR_RETURN(TensorSpec spec, n.in_spec(i));
@@ -290,6 +292,8 @@ absl::Status matmul(NodeContext& n) {
   n.emit("MatMul", {operands[0], operands[1]}, {n.out()});
   return absl::OkStatus();
 }
+absl::Status matmul(NodeContext& n) { return matmul_with(n, "transpose_a", "transpose_b"); }
+absl::Status batch_matmul(NodeContext& n) { return matmul_with(n, "adj_x", "adj_y"); }
 
 // ---- shapes and layout ----
 
@@ -584,7 +588,7 @@ const absl::flat_hash_map<std::string, Converter>& converters() {
       {"NotEqual", chain("Equal", "Not")}, {"Less", same("Less")}, {"LessEqual", same("LessOrEqual")},
       {"Greater", same("Greater")}, {"GreaterEqual", same("GreaterOrEqual")}, {"LogicalAnd", same("And")},
       {"LogicalOr", same("Or")}, {"Select", same("Where")},
-      {"Cast", cast}, {"MatMul", matmul},
+      {"Cast", cast}, {"MatMul", matmul}, {"BatchMatMulV2", batch_matmul},
       {"Reshape", reshape}, {"ExpandDims", expand_dims}, {"Squeeze", squeeze}, {"Transpose", transpose},
       {"ConcatV2", concat}, {"Tile", tile}, {"Slice", slice}, {"PadV2", pad}, {"Pad", pad},
       {"Softmax", same("Softmax")}, {"LogSoftmax", same("LogSoftmax")}, {"Mean", reduce("ReduceMean", false)},

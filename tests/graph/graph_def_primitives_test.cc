@@ -366,5 +366,70 @@ TEST(GraphDefPrimitivesTest, SoftmaxIsStableAlongAnyAxis) {
   EXPECT_THROW(softmax(Tensor({1, 2})), InvalidArgumentError);
 }
 
+// TensorFlow's MatMul takes matrices only: a product of batches is written as BatchMatMulV2
+// (transposes as adj_x / adj_y), and BatchMatMul, V2 and V3 read back as tapeflow's MatMul.
+TEST(GraphDefPrimitivesTest, BatchedProductsTravelAsBatchMatMulV2) {
+  const Tensor a = reshape(cast(range<int32_t>(0, 24), DType::kFloat32), {2, 3, 4}) * 0.25f;
+  const Tensor b = reshape(cast(range<int32_t>(0, 8), DType::kFloat32), {2, 4}) - 3.f;
+  Graph g;
+  {
+    auto scope = g.as_default();
+    const Tensor x = placeholder(DType::kFloat32, {2, 3, 4}, "x");
+    const Tensor w = placeholder(DType::kFloat32, {2, 4}, "w");
+    matmul(x, w, false, true);  // [2, 3, 4] x [4, 2]^T, batch broadcast
+    matmul(w, w, true, false);  // [4, 2] x [2, 4]
+  }
+  const GraphDef def = to_graph_def(g);
+  ASSERT_EQ(def.node_size(), 4);
+  const proto::NodeDef* batched = &def.node(2);
+  const proto::NodeDef* plain = &def.node(3);
+  ASSERT_NE(batched, nullptr);
+  ASSERT_NE(plain, nullptr);
+  EXPECT_EQ(batched->op(), "BatchMatMulV2");
+  EXPECT_TRUE(batched->attr().at("adj_y").b());
+  EXPECT_FALSE(batched->attr().at("adj_x").b());
+  EXPECT_FALSE(batched->attr().contains("transpose_b"));
+  EXPECT_EQ(plain->op(), "MatMul");
+  EXPECT_TRUE(plain->attr().at("transpose_a").b());
+  Graph back = graph_from_graph_def(graph_def_from_text(graph_def_to_text(def)));
+  EXPECT_EQ(back.get_operation_by_name(batched->name()).type(), "MatMul");
+  Session sess(back);
+  const std::vector<Tensor> got = sess.run({back.get_tensor_by_name(batched->name() + ":0"),
+                                            back.get_tensor_by_name(plain->name() + ":0")},
+                                           {{back.get_tensor_by_name("x:0"), a}, {back.get_tensor_by_name("w:0"), b}});
+  EXPECT_EQ(values(got[0]), values(matmul(a, b, false, true)));
+  EXPECT_EQ(values(got[1]), values(matmul(b, b, true, false)));
+
+  // As TensorFlow 1.x (BatchMatMul), 2.x (BatchMatMulV2) and 2.5+ (BatchMatMulV3) print them.
+  const std::string head = R"pb(
+      node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "shape" value { shape { dim { size: 2 } dim { size: 3 } dim { size: 4 } } } } }
+      node { name: "y" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "shape" value { shape { dim { size: 2 } dim { size: 3 } dim { size: 4 } } } } })pb";
+  const Tensor y = a * -0.5f + 1.f;
+  for (const std::string op : {"BatchMatMul", "BatchMatMulV2", "BatchMatMulV3"}) {
+    const std::string types = op == "BatchMatMulV3"
+        ? R"pb(attr { key: "Ta" value { type: DT_FLOAT } } attr { key: "Tb" value { type: DT_FLOAT } }
+               attr { key: "Tout" value { type: DT_FLOAT } })pb"
+        : R"pb(attr { key: "T" value { type: DT_FLOAT } })pb";
+    Graph h = graph_from_graph_def(graph_def_from_text(head + R"pb( node { name: "p" op: ")pb" + op +
+                                                       R"pb(" input: "x" input: "y" attr { key: "adj_x" value { b: true } } )pb" +
+                                                       types + "}"));
+    const Tensor p = Session(h).run(h.get_tensor_by_name("p:0"), {{h.get_tensor_by_name("x:0"), a}, {h.get_tensor_by_name("y:0"), y}});
+    EXPECT_EQ(p.shape(), Shape({2, 4, 4})) << op;
+    EXPECT_EQ(values(p), values(matmul(a, y, true, false))) << op;
+  }
+  // V3 multiplying into another dtype is not MatMul's: an error naming both attrs.
+  Graph h;
+  EXPECT_THAT(error_of<UnimplementedError>([&] {
+                import_graph_def(h, graph_def_from_text(head + R"pb(
+                    node { name: "p" op: "BatchMatMulV3" input: "x" input: "y"
+                           attr { key: "Ta" value { type: DT_FLOAT } } attr { key: "Tb" value { type: DT_FLOAT } }
+                           attr { key: "Tout" value { type: DT_DOUBLE } } })pb"));
+              }),
+              ::testing::HasSubstr("node 'p' (BatchMatMulV3): attr 'Ta' (DT_FLOAT) differs from 'Tout' (DT_DOUBLE)"));
+  EXPECT_EQ(h.num_nodes(), 0);
+}
+
 }  // namespace
 }  // namespace tapeflow

@@ -64,7 +64,8 @@ inline ExportedCase cnn_case() {
 inline ExportedCase ops_case() {
   const Tensor w = pattern({4, 3}, 0.5f, 1), k = pattern({3, 3, 2, 3}, 0.5f, 2);
   auto fn = [w, k](const Tensor& x, const Tensor& img) -> std::vector<Tensor> {
-    const Tensor a = rsqrt(abs(x) + 1.f) + log1p(square(x)) - relu6(x * 4.f) + leaky_relu(x, 0.1);
+    const Tensor a = rsqrt(abs(x) + 1.f) + log1p(square(x)) - relu6(x * 4.f) + leaky_relu(x, 0.1) +
+                     matmul(matmul(x, x, false, true), x) * 0.01f;  // batched: BatchMatMulV2 in the GraphDef
     const Tensor b = elu(x) * selu(x) + softplus(x) / (softsign(x) + 2.f) + sigmoid(x) * tanh(x);
     const Tensor c = maximum(floor(x * 3.f), sign(x)) + minimum(-x, pow(abs(x) + 0.5f, 1.5f));
     const Tensor m = matmul(reshape(a + b + c, {6, 4}), w);                       // [6, 3]
