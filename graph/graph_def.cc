@@ -595,6 +595,16 @@ void write_batch_matmul(const GraphState& state, const Node& node, proto::NodeDe
   }
 }
 
+// TensorFlow's Select wants x and y of one shape and a condition of that shape (or a vector
+// picking rows); tapeflow's broadcasts all three, as SelectV2 does. Select is written only where
+// the three shapes are known and equal, where both ops agree.
+void write_select(const GraphState& state, const Node& node, proto::NodeDef& n) {
+  const Shape& first = state.node(node.inputs[0].node).outputs[node.inputs[0].index].shape;
+  bool same = first.is_fully_defined();
+  for (const TensorRef& r : node.inputs) same &= state.node(r.node).outputs[r.index].shape == first;
+  if (!same) n.set_op("SelectV2");
+}
+
 absl::Status export_node(const GraphState& state, const Node& node, GraphDef& def,
                          absl::flat_hash_set<std::string>& used, SpareConsts& spare) {
   const OpDef& op = *node.op;
@@ -680,7 +690,9 @@ absl::Status export_node(const GraphState& state, const Node& node, GraphDef& de
   for (int c : control) inputs.push_back(absl::StrCat("^", state.node(c).name));
   for (std::string& in : inputs) n.add_input(std::move(in));
   static const OpDef* const matmul = OpRegistry::global().find("MatMul");
+  static const OpDef* const select = OpRegistry::global().find("Select");
   if (&op == matmul) write_batch_matmul(state, node, n);
+  if (&op == select) write_select(state, node, n);
   *def.add_node() = std::move(n);
   return absl::OkStatus();
 }

@@ -49,6 +49,9 @@ const char* alias_of(std::string_view type) {
   // special case; V3: per-input dtypes, read only when they agree). Their attrs are renamed:
   // batch_matmul_attr.
   if (type == "BatchMatMul" || type == "BatchMatMulV2" || type == "BatchMatMulV3") return "MatMul";
+  // tapeflow's Select broadcasts its three inputs as SelectV2 does. TensorFlow 1's Select is the
+  // same but for a vector condition over a matrix x, which picks rows: refused in plan_node.
+  if (type == "SelectV2") return "Select";
   // FusedBatchNorm (V1, V2) are V3 without the reserve_space_3 output (and V1 without "U" and
   // exponential_avg_factor, whose defaults V3 reads): the same node serves their consumers.
   if (type == "FusedBatchNorm" || type == "FusedBatchNormV2") return "FusedBatchNormV3";
@@ -176,6 +179,7 @@ class Importer {
   StringIndex<PackedStrings::KeyOf> by_name_{names_.key_of()};  // GraphDef node name -> its index
   std::vector<const OpDef*> op_of_;                // GraphDef node -> its op (null: unknown)
   const OpDef* const op_of_matmul_ = find_any_op("MatMul");  // BatchMatMul* nodes are read as it
+  const OpDef* const op_of_select_ = find_any_op("Select");  // and SelectV2 nodes as this
   absl::flat_hash_map<absl::string_view, const OpDef*> op_of_type_;  // the op types seen so far
   std::vector<Edge> edges_;                       // every node's inputs, in order (Note [Linear import])
   std::vector<int> first_edge_;                   // node i's are [first_edge_[i], first_edge_[i + 1])
@@ -701,6 +705,13 @@ absl::Status Importer::plan_node(int i) {
     node->attrs.set(f.name, *std::move(v));
   }
   const auto& attrs = nd.attr();
+  if (&op == op_of_select_ && nd.op() == "Select" && refs.size() == 3 && spec(refs[0]).shape.rank() == 1 &&
+      spec(refs[1]).shape.rank() > 1)
+    return node_error(absl::StatusCode::kUnimplemented, i,
+                      absl::StrCat("a vector condition ", spec(refs[0]).shape.to_string(), " picks rows of x ",
+                                   spec(refs[1]).shape.to_string(),
+                                   " in TensorFlow 1's Select; tapeflow's Select broadcasts it as SelectV2 does (from the "
+                                   "last dim): give the condition x's shape"));
   // A BatchMatMul* read as MatMul (alias_of). Compared only when the op is MatMul's.
   const bool batch_matmul = &op == op_of_matmul_ && nd.op() != "MatMul";
   if (batch_matmul && nd.op() == "BatchMatMulV3")

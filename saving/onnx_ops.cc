@@ -587,7 +587,7 @@ const absl::flat_hash_map<std::string, Converter>& converters() {
       {"Maximum", same("Max")}, {"Minimum", same("Min")}, {"Equal", same("Equal")},
       {"NotEqual", chain("Equal", "Not")}, {"Less", same("Less")}, {"LessEqual", same("LessOrEqual")},
       {"Greater", same("Greater")}, {"GreaterEqual", same("GreaterOrEqual")}, {"LogicalAnd", same("And")},
-      {"LogicalOr", same("Or")}, {"Select", same("Where")},
+      {"LogicalOr", same("Or")}, {"Select", same("Where")}, {"SelectV2", same("Where")},
       {"Cast", cast}, {"MatMul", matmul}, {"BatchMatMulV2", batch_matmul},
       {"Reshape", reshape}, {"ExpandDims", expand_dims}, {"Squeeze", squeeze}, {"Transpose", transpose},
       {"ConcatV2", concat}, {"Tile", tile}, {"Slice", slice}, {"PadV2", pad}, {"Pad", pad},

@@ -431,5 +431,44 @@ TEST(GraphDefPrimitivesTest, BatchedProductsTravelAsBatchMatMulV2) {
   EXPECT_EQ(h.num_nodes(), 0);
 }
 
+// tapeflow's where(c, x, y) broadcasts as TensorFlow's SelectV2: it is written as Select only
+// where the three shapes are known and equal. SelectV2 reads back as it; TensorFlow 1's Select
+// with a vector condition over a matrix (row picking) is refused, not read as a broadcast.
+TEST(GraphDefPrimitivesTest, BroadcastSelectsTravelAsSelectV2) {
+  Graph g;
+  {
+    auto scope = g.as_default();
+    const Tensor c = placeholder(DType::kBool, {3}, "c");
+    const Tensor x = placeholder(DType::kFloat32, {2, 3}, "x");
+    where(c, x, x * 2.f);           // broadcast condition
+    where(greater(x, 0.f), x, -x);  // one shape
+  }
+  const GraphDef def = to_graph_def(g);
+  std::vector<std::string> selects;
+  for (const proto::NodeDef& n : def.node())
+    if (n.op().starts_with("Select")) selects.push_back(n.op());
+  EXPECT_THAT(selects, ElementsAre("SelectV2", "Select"));
+  Graph back = graph_from_graph_def(graph_def_from_text(graph_def_to_text(def)));
+  std::string broadcast_name;
+  for (const proto::NodeDef& n : def.node())
+    if (n.op() == "SelectV2") broadcast_name = n.name();
+  EXPECT_EQ(back.get_operation_by_name(broadcast_name).type(), "Select");
+  const Tensor got = Session(back).run(back.get_tensor_by_name(broadcast_name + ":0"),
+                                       {{back.get_tensor_by_name("c:0"), Tensor({true, false, true})},
+                                        {back.get_tensor_by_name("x:0"), Tensor({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}})}});
+  EXPECT_EQ(values(got), (std::vector<float>{1.f, 4.f, 3.f, 4.f, 10.f, 6.f}));
+
+  const std::string rows = R"pb(
+      node { name: "c" op: "Placeholder" attr { key: "dtype" value { type: DT_BOOL } }
+             attr { key: "shape" value { shape { dim { size: 2 } } } } }
+      node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "shape" value { shape { dim { size: 2 } dim { size: 2 } } } } }
+      node { name: "s" op: "Select" input: "c" input: "x" input: "x" attr { key: "T" value { type: DT_FLOAT } } })pb";
+  Graph h;
+  EXPECT_THAT(error_of<UnimplementedError>([&] { import_graph_def(h, graph_def_from_text(rows)); }),
+              ::testing::HasSubstr("node 's' (Select): a vector condition [2] picks rows of x [2,2] in TensorFlow 1's Select"));
+  EXPECT_EQ(h.num_nodes(), 0);
+}
+
 }  // namespace
 }  // namespace tapeflow
