@@ -232,6 +232,20 @@ class Inliner {
                                                   value.placeholder(), "', which the call does not set"));
         value = v->second;
       }
+      // Colocation ("_class": "loc:@X") names a body node or an argument: the inlined node, or
+      // the node the caller passes; other entries are dropped (they name nothing here).
+      if (auto cls = n.mutable_attr()->find("_class"); cls != n.mutable_attr()->end() && cls->second.has_list()) {
+        proto::AttrValue::ListValue kept;
+        for (const std::string& entry : cls->second.list().s()) {
+          if (!entry.starts_with("loc:@")) continue;
+          const std::string_view x = std::string_view(entry).substr(5);
+          if (body.contains(x)) kept.add_s(absl::StrCat("loc:@", prefix, av(x)));
+          else if (const auto a = arg_input.find(x); a != arg_input.end())
+            kept.add_s(absl::StrCat("loc:@", av(split_tensor_name(a->second).first)));
+        }
+        if (kept.s_size() == 0) n.mutable_attr()->erase(cls);
+        else *cls->second.mutable_list() = std::move(kept);
+      }
       TF_RETURN_IF_ERROR(emit(n, out));
     }
 

@@ -402,7 +402,8 @@ const char* const kAddOneLibrary = R"pb(
           node_def { name: "one" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
                      attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 1 } } } }
           node_def { name: "add" op: "AddV2" input: "x" input: "one:output:0"
-                     attr { key: "T" value { type: DT_FLOAT } } }
+                     attr { key: "T" value { type: DT_FLOAT } }
+                     attr { key: "_class" value { list { s: "loc:@one" s: "loc:@x" s: "loc:@elsewhere" } } } }
           ret { key: "identity" value: "add:z:0" }
           control_ret { key: "add" value: "add" }
           attr { key: "_input_shapes" value { list { shape { dim { size: 2 } } } } }
@@ -445,6 +446,8 @@ TEST(GraphDefImportTest, CallsOfLibraryFunctionsAreInlined) {
   EXPECT_EQ(one.control_inputs()[0].name(), "x");
   EXPECT_EQ(g.get_operation_by_name("partitioned/add").inputs()[0].name(), "called:0");
   EXPECT_EQ(g.get_operation_by_name("after").control_inputs()[0].name(), "partitioned");
+  // Colocation with a body node or an argument names the inlined node or the caller's input.
+  EXPECT_THAT(g.get_operation_by_name("partitioned/add").node().colocate_with, ElementsAre("partitioned/one", "called"));
 
   Session sess(g);
   const std::vector<Tensor> got = sess.run({g.get_tensor_by_name("out:0"), g.get_tensor_by_name("partitioned:0")},
