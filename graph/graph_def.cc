@@ -122,6 +122,11 @@ absl::StatusOr<Form> parse_form(const OpDef& op) {
         f.kind = FormItem::Kind::kCount;
       } else if (src == "ins") {
         f.kind = FormItem::Kind::kTypesOfInputs;
+      } else if (src == "index") {
+        f.kind = FormItem::Kind::kFixed;  // written int32; int64 read too (Note [GraphDef form])
+        f.index_dtype = true;
+        f.default_value.set_type(proto::DT_INT32);
+        f.has_default = true;
       } else if (const size_t skip = src.starts_with("out") ? 3 : src.starts_with("in") ? 2 : 0;
                  skip > 0 && src.size() > skip &&
                  absl::SimpleAtoi(absl::string_view(src.data() + skip, src.size() - skip), &f.index)) {
@@ -142,6 +147,10 @@ absl::StatusOr<Form> parse_form(const OpDef& op) {
         f.tf_name = std::string(names.substr(gt + 1));
       } else {
         f.name = f.tf_name = std::string(names);
+      }
+      if (rest.ends_with('?')) {
+        f.omit_default = true;
+        rest.remove_suffix(1);
       }
       if (size_t eq2 = rest.find('='); eq2 != std::string_view::npos) {
         auto lit = parse_literal(rest.substr(eq2 + 1), rest.substr(0, eq2));
@@ -636,7 +645,11 @@ absl::Status export_node(const GraphState& state, const Node& node, GraphDef& de
   for (const FormItem& f : form.items) {
     using K = FormItem::Kind;
     if (f.kind == K::kAttr) {
-      if (const AttrValue* v = node.attrs.find(f.name)) TF_RETURN_IF_ERROR(put_attr(n, f.tf_name, *v, f.value_kind));
+      if (const AttrValue* v = node.attrs.find(f.name)) {
+        TF_RETURN_IF_ERROR(put_attr(n, f.tf_name, *v, f.value_kind));
+        if (f.omit_default && n.attr().at(f.tf_name).SerializeAsString() == f.default_value.SerializeAsString())
+          n.mutable_attr()->erase(f.tf_name);
+      }
     } else if (f.kind == K::kInput) {
       const Tensor& value = constants[next_constant++];
       std::string name = take_spare(spare, node.name, value, device);  // Note [Spare constants]
@@ -691,8 +704,10 @@ absl::Status export_node(const GraphState& state, const Node& node, GraphDef& de
   for (std::string& in : inputs) n.add_input(std::move(in));
   static const OpDef* const matmul = OpRegistry::global().find("MatMul");
   static const OpDef* const select = OpRegistry::global().find("Select");
+  static const OpDef* const random_normal = OpRegistry::global().find("RandomNormal");
   if (&op == matmul) write_batch_matmul(state, node, n);
   if (&op == select) write_select(state, node, n);
+  if (&op == random_normal) n.set_op("RandomStandardNormal");  // TensorFlow's name; read back by alias_of
   *def.add_node() = std::move(n);
   return absl::OkStatus();
 }

@@ -21,6 +21,8 @@
 //   name:kind[=default]          tapeflow attr `name`, TensorFlow attr of the same name; the
 //   name>tf_name:kind[=default]  default fills a TensorFlow node that leaves it out (TF does).
 //       kinds: int float bool type ints string shape, and hw: {h, w} written as {1, h, w, 1}.
+//   name:kind=default?           the same, not written when its value is the default: an attr a
+//                                later TensorFlow added (older ones refuse attrs they lack).
 //   name@kind[#pos]              tapeflow attr that TensorFlow passes as a constant input, at
 //       TF input position pos (default: after the tensor inputs, in item order). kinds: int
 //       (int32 scalar), ints (int32 vector), pairs (int32 [n, 2]), shape (int32 vector from a
@@ -31,6 +33,9 @@
 //   X=in<k> | X=out<k>           TensorFlow type attr X: the dtype of tensor input / output k
 //                                (checked on import: a mismatch is an InvalidArgumentError).
 //   X=count                      X is the number of tensor inputs (ConcatV2's N).
+//   X=index                      the dtype of an integer constant input (Tidx, Tshape, Tperm,
+//                                ...): written int32; int32 or int64 on import, as TensorFlow
+//                                allows (the import reads the constant in either).
 //   X=ins                        TensorFlow list(type) attr X: the dtypes of all tensor inputs
 //                                (IdentityN's T; checked on import).
 //   X=literal                    fixed TensorFlow attr (a dtype name, an integer, true/false,
@@ -159,6 +164,8 @@ struct FormItem {
   std::string tf_name;  // kAttr: TensorFlow's name
   std::string value_kind;
   bool has_default = false;
+  bool omit_default = false;       // kAttr "name:kind=default?": not written when equal to it
+  bool index_dtype = false;        // kFixed "X=index": int32, or int64 on import
   proto::AttrValue default_value;  // kAttr with a default; kFixed: the literal
   int position = -1;               // kInput: TensorFlow input index, -1: appended
   bool of_output = false;          // kTypeOf

@@ -52,6 +52,12 @@ const char* alias_of(std::string_view type) {
   // tapeflow's Select broadcasts its three inputs as SelectV2 does. TensorFlow 1's Select is the
   // same but for a vector condition over a matrix x, which picks rows: refused in plan_node.
   if (type == "SelectV2") return "Select";
+  if (type == "RandomStandardNormal") return "RandomNormal";  // what RandomNormal is written as
+  // Identities under other names (PlaceholderWithDefault also takes its shape attr: plan_node).
+  if (type == "Snapshot" || type == "PlaceholderWithDefault") return "Identity";
+  if (type == "PreventGradient") return "StopGradient";
+  if (type == "Inv") return "Reciprocal";
+  if (type == "BiasAddV1") return "BiasAdd";
   // FusedBatchNorm (V1, V2) are V3 without the reserve_space_3 output (and V1 without "U" and
   // exponential_avg_factor, whose defaults V3 reads): the same node serves their consumers.
   if (type == "FusedBatchNorm" || type == "FusedBatchNormV2") return "FusedBatchNormV3";
@@ -180,6 +186,7 @@ class Importer {
   std::vector<const OpDef*> op_of_;                // GraphDef node -> its op (null: unknown)
   const OpDef* const op_of_matmul_ = find_any_op("MatMul");  // BatchMatMul* nodes are read as it
   const OpDef* const op_of_select_ = find_any_op("Select");  // and SelectV2 nodes as this
+  const OpDef* const op_of_identity_ = find_any_op("Identity");  // and PlaceholderWithDefault as this
   absl::flat_hash_map<absl::string_view, const OpDef*> op_of_type_;  // the op types seen so far
   std::vector<Edge> edges_;                       // every node's inputs, in order (Note [Linear import])
   std::vector<int> first_edge_;                   // node i's are [first_edge_[i], first_edge_[i + 1])
@@ -764,7 +771,9 @@ absl::Status Importer::plan_node(int i) {
   for (const FormItem& f : form.items) {  // fixed attrs TensorFlow may set otherwise
     if (f.kind != FormItem::Kind::kFixed) continue;
     auto it = attrs.find(f.name);
-    if (it != attrs.end() && it->second.SerializeAsString() != f.default_value.SerializeAsString())
+    if (it != attrs.end() && !(f.index_dtype && it->second.value_case() == proto::AttrValue::kType &&
+                               it->second.type() == proto::DT_INT64) &&
+        it->second.SerializeAsString() != f.default_value.SerializeAsString())
       return node_error(absl::StatusCode::kUnimplemented, i,
                         absl::StrCat("attr '", f.name, "' = ", it->second.ShortDebugString(),
                                      " is not supported; tapeflow supports ", f.default_value.ShortDebugString()));
@@ -796,6 +805,20 @@ absl::Status Importer::plan_node(int i) {
   absl::StatusOr<int> id = add_planned(std::move(node), tensors, control, names_[static_cast<uint32_t>(i)]);
   if (!id.ok()) return fail(id.status());
   if (handle >= 0) variable_uses_.emplace_back(*id, handle);
+  if (&op == op_of_identity_ && nd.op() == "PlaceholderWithDefault")
+    if (const auto s = attrs.find("shape"); s != attrs.end() && s->second.has_shape() && !s->second.shape().unknown_rank()) {
+      // Fed, it takes any tensor of its shape attr, which may be wider than its default's.
+      absl::StatusOr<AttrValue> declared = attr_from_proto(s->second, "shape");
+      if (!declared.ok()) return node_error(declared.status().code(), i, absl::StrCat("attr 'shape' ", declared.status().message()));
+      const Shape& wide = std::get<Shape>(*declared);
+      Shape& out = planned_[static_cast<size_t>(*id)]->outputs[0].shape;
+      bool holds = wide.rank() == out.rank();
+      for (int d = 0; holds && d < wide.rank(); ++d) holds = wide.dim(d) < 0 || out.dim(d) < 0 || wide.dim(d) == out.dim(d);
+      if (!holds)
+        return node_error(absl::StatusCode::kInvalidArgument, i,
+                          absl::StrCat("attr 'shape' ", wide.to_string(), " does not hold its default's shape ", out.to_string()));
+      out = wide;
+    }
   // Type attrs must agree with the tensors (a Const feeding an Add of another T, ...).
   const Node& done = planned(*id);
   for (const FormItem& f : form.items) {

@@ -33,8 +33,8 @@ void for_each_block(const philox::Stream& s, T* y, int64_t n, Gen gen) {
 
 template <typename T> absl::Status uniform_float_kernel(KernelContext& ctx) {
   DeviceTensor& out = ctx.output(0);
-  const T lo = static_cast<T>(ctx.attrs.get<double>("minval"));
-  const T hi = static_cast<T>(ctx.attrs.get<double>("maxval"));
+  const T lo = static_cast<T>(ctx.attrs.get_or<double>("minval", 0.0));  // absent: TensorFlow's [0, 1)
+  const T hi = static_cast<T>(ctx.attrs.get_or<double>("maxval", 1.0));
   const T scale = hi - lo;
   // lo + u * scale can round up to hi; keep the interval half-open. (minval > maxval is
   // allowed, as in TensorFlow, and gives values in (maxval, minval]: no clamp then.)

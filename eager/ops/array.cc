@@ -484,10 +484,10 @@ absl::StatusOr<OutputSpecs> broadcast_to_shape(const InferenceContext& ctx) {
 
 OpDef kReshape{.type = "Reshape", .api_name = "reshape", .num_inputs = 1, .infer = reshape_shape,
                .forward_input = 0,
-    .tf_form = "T=in0 shape@ints Tshape=int32"};
+    .tf_form = "T=in0 shape@ints Tshape=index"};
 OpDef kExpandDims{.type = "ExpandDims", .api_name = "expand_dims", .num_inputs = 1, .infer = expand_dims_shape,
                   .forward_input = 0,
-    .tf_form = "T=in0 axis@int Tdim=int32"};
+    .tf_form = "T=in0 axis@int Tdim=index"};
 OpDef kSqueeze{.type = "Squeeze", .api_name = "squeeze", .num_inputs = 1, .infer = squeeze_shape,
                .forward_input = 0,
     .tf_form = "T=in0 axes>squeeze_dims:ints=[]"};
@@ -501,16 +501,16 @@ OpDef kIdentityN{.type = "IdentityN", .api_name = "identity_n", .num_inputs = -1
 OpDef kStopGradient{.type = "StopGradient", .api_name = "stop_gradient", .num_inputs = 1, .infer = identity_shape,
                 .forward_input = 0, .differentiable = false};
 OpDef kTranspose{.type = "Transpose", .api_name = "transpose", .num_inputs = 1, .infer = transpose_shape,
-    .tf_form = "T=in0 perm@ints Tperm=int32"};
+    .tf_form = "T=in0 perm@ints Tperm=index"};
 OpDef kConcat{.type = "ConcatV2", .api_name = "concat", .num_inputs = -1, .infer = concat_shape,
-    .tf_form = "N=count T=in0 axis@int Tidx=int32"};
+    .tf_form = "N=count T=in0 axis@int Tidx=index"};
 OpDef kSlice{.type = "Slice", .api_name = "slice", .num_inputs = 1, .infer = slice_shape,
-    .tf_form = "T=in0 begin@ints size@ints Index=int32"};
+    .tf_form = "T=in0 begin@ints size@ints Index=index"};
 OpDef kStridedSlice{.type = "StridedSlice", .api_name = "strided_slice", .num_inputs = 1,
                     .infer = strided_slice_shape,
-    .tf_form = "T=in0 begin@ints end@ints strides@ints Index=int32 begin_mask:int=0 end_mask:int=0 ellipsis_mask:int=0 new_axis_mask:int=0 shrink_axis_mask:int=0"};
+    .tf_form = "T=in0 begin@ints end@ints strides@ints Index=index begin_mask:int=0 end_mask:int=0 ellipsis_mask:int=0 new_axis_mask:int=0 shrink_axis_mask:int=0"};
 OpDef kGather{.type = "GatherV2", .api_name = "gather", .num_inputs = 2, .infer = gather_shape,
-    .tf_form = "Tparams=in0 Tindices=in1 axis@int Taxis=int32 batch_dims:int=0"};
+    .tf_form = "Tparams=in0 Tindices=in1 axis@int Taxis=index batch_dims:int=0"};
 // Keyed on the output dtype: the indices' dtype is dispatched inside the kernel.
 OpDef kOneHot{.type = "OneHot", .api_name = "one_hot", .num_inputs = 1, .infer = one_hot_shape,
               .kernel_dtype_input = -1, .differentiable = false,
@@ -523,22 +523,22 @@ OpDef kUnpack{.type = "Unpack", .api_name = "unstack", .num_inputs = 1, .infer =
 OpDef kSplit{.type = "Split", .api_name = "split", .num_inputs = 1, .infer = split_shape,
     .tf_form = "T=in0 axis@int#0 num_split:int"};
 OpDef kSplitV{.type = "SplitV", .api_name = "split", .num_inputs = 1, .infer = split_v_shape,
-    .tf_form = "T=in0 sizes@ints axis@int Tlen=int32 num_split:int"};
+    .tf_form = "T=in0 sizes@ints axis@int Tlen=index num_split:int"};
 OpDef kShape{.type = "Shape", .api_name = "shape", .num_inputs = 1, .infer = shape_shape, .differentiable = false,
     .tf_form = "T=in0 out_type:type=int32"};
 // tf.pad writes Pad when the constant is 0, PadV2 otherwise; one kernel serves both.
 OpDef kPadZeros{.type = "Pad", .api_name = "pad", .num_inputs = 1, .infer = pad_shape,
-    .tf_form = "T=in0 paddings@pairs Tpaddings=int32"};
+    .tf_form = "T=in0 paddings@pairs Tpaddings=index"};
 OpDef kPad{.type = "PadV2", .api_name = "pad", .num_inputs = 1, .infer = pad_shape,
-    .tf_form = "T=in0 paddings@pairs constant_value@val Tpaddings=int32"};
+    .tf_form = "T=in0 paddings@pairs constant_value@val Tpaddings=index"};
 OpDef kMirrorPad{.type = "MirrorPad", .api_name = "mirror_pad", .num_inputs = 1, .infer = mirror_pad_shape,
-    .tf_form = "T=in0 paddings@pairs Tpaddings=int32 mode:string"};
+    .tf_form = "T=in0 paddings@pairs Tpaddings=index mode:string"};
 OpDef kTile{.type = "Tile", .api_name = "tile", .num_inputs = 1, .infer = tile_shape,
-    .tf_form = "T=in0 multiples@ints Tmultiples=int32"};
+    .tf_form = "T=in0 multiples@ints Tmultiples=index"};
 OpDef kReverse{.type = "ReverseV2", .api_name = "reverse", .num_inputs = 1, .infer = reverse_shape,
-    .tf_form = "T=in0 axis@ints Tidx=int32"};
+    .tf_form = "T=in0 axis@ints Tidx=index"};
 OpDef kBroadcastTo{.type = "BroadcastTo", .api_name = "broadcast_to", .num_inputs = 1, .infer = broadcast_to_shape,
-    .tf_form = "T=in0 shape@ints Tidx=int32"};
+    .tf_form = "T=in0 shape@ints Tidx=index"};
 
 Tensor run1(const OpDef& op, const Tensor& x, AttrMap attrs, std::source_location loc) {
   const Tensor inputs[1] = {x};
@@ -600,6 +600,12 @@ Tensor transpose(const Tensor& x, std::vector<int64_t> perm, std::source_locatio
 }
 
 Tensor concat(const std::vector<Tensor>& values, int64_t axis, std::source_location loc) {
+  // One value is its identity, as in TensorFlow's Python (whose ConcatV2 takes N >= 2).
+  if (values.size() == 1) {
+    require_defined(values[0], "concat", "values[0]", loc);
+    checked_axis("concat", axis, values[0].rank(), loc);
+    return identity(values[0], loc);
+  }
   return execute_single(kConcat, absl::MakeConstSpan(values), AttrMap{{"axis", axis}}, loc);
 }
 

@@ -135,17 +135,17 @@ absl::StatusOr<OutputSpecs> linspace_shape(const InferenceContext& ctx) {
 // Creation ops have no gradient: their outputs do not depend on any tensor input's values.
 OpDef kFill{.type = "Fill", .api_name = "fill", .num_inputs = 0, .infer = fill_shape, .kernel_dtype_input = -1,
             .differentiable = false,
-    .tf_form = "shape@shape value@num dtype>T:type index_type=int32"};
+    .tf_form = "shape@shape value@num dtype>T:type index_type=index"};
 OpDef kZerosLike{.type = "ZerosLike", .api_name = "zeros_like", .num_inputs = 1, .infer = like_shape,
                  .differentiable = false};
 OpDef kOnesLike{.type = "OnesLike", .api_name = "ones_like", .num_inputs = 1, .infer = like_shape,
                 .differentiable = false};
 OpDef kRange{.type = "Range", .api_name = "range", .num_inputs = 0, .infer = range_out_shape,
              .kernel_dtype_input = -1, .differentiable = false,
-    .tf_form = "start@num limit@num delta@num dtype>Tidx:type"};
+    .tf_form = "start@num limit@num delta@num dtype>Tidx:type=int32"};
 OpDef kLinSpace{.type = "LinSpace", .api_name = "linspace", .num_inputs = 0, .infer = linspace_shape,
                 .kernel_dtype_input = -1, .differentiable = false,
-    .tf_form = "start@val stop@val num@int dtype>T:type Tidx=int32"};
+    .tf_form = "start@val stop@val num@int dtype>T:type Tidx=index"};
 
 // The Fill op for zeros/ones: dims are checked first so messages name the function called.
 Tensor fill_constant(const char* api, const Shape& shape, DType dtype, double value, std::source_location loc) {

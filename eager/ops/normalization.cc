@@ -106,7 +106,7 @@ absl::StatusOr<OutputSpecs> fused_batch_norm_shape(const InferenceContext& ctx) 
 
 OpDef kFusedBatchNormV3{.type = "FusedBatchNormV3", .api_name = "fused_batch_norm", .num_inputs = 5,
                         .infer = fused_batch_norm_shape,
-    .tf_form = "T=in0 U=in1 epsilon:float=0.0001 exponential_avg_factor:float=1 data_format:string=NHWC "
+    .tf_form = "T=in0 U=in1 epsilon:float=0.0001 exponential_avg_factor:float=1? data_format:string=NHWC "
                "is_training:bool=true"};
 
 // ---- LRN, LRNGrad ----

@@ -53,14 +53,18 @@ absl::StatusOr<OutputSpecs> normal_shape(const InferenceContext& ctx) {
 OpDef kRandomUniform{.type = "RandomUniform", .api_name = "random_uniform", .num_inputs = 0,
                      .infer = uniform_shape, .kernel_dtype_input = -1, .stateful = true, .differentiable = false,
     // TensorFlow's RandomUniform has no range attrs (it scales with separate ops): tapeflow's
-    // minval/maxval (double or int64 by dtype) are written as its own "_minval"/"_maxval".
-    .tf_form = "shape@shape T=int32 dtype:type seed:int=0 seed2:int=0"};
+    // minval/maxval (double or int64 by dtype) are written as its own "_minval"/"_maxval", and a
+    // node TensorFlow wrote, without them, draws from [0, 1) (devices/cpu/random.cc).
+    .tf_form = "shape@shape T=index dtype:type seed:int=0 seed2:int=0"};
+// TensorFlow's RandomStandardNormal and TruncatedNormal draw with mean 0 and stddev 1 (Python
+// scales with separate ops): other values are written as attrs TensorFlow does not have, so
+// only tapeflow reads such a node. RandomNormal is written as RandomStandardNormal (graph_def.cc).
 OpDef kRandomNormal{.type = "RandomNormal", .api_name = "random_normal", .num_inputs = 0, .infer = normal_shape,
                     .kernel_dtype_input = -1, .stateful = true, .differentiable = false,
-    .tf_form = "shape@shape T=int32 dtype:type seed:int=0 seed2:int=0 mean:float=0 stddev:float=1"};
+    .tf_form = "shape@shape T=index dtype:type seed:int=0 seed2:int=0 mean:float=0? stddev:float=1?"};
 OpDef kTruncatedNormal{.type = "TruncatedNormal", .api_name = "truncated_normal", .num_inputs = 0,
                        .infer = normal_shape, .kernel_dtype_input = -1, .stateful = true, .differentiable = false,
-    .tf_form = "shape@shape T=int32 dtype:type seed:int=0 seed2:int=0 mean:float=0 stddev:float=1"};
+    .tf_form = "shape@shape T=index dtype:type seed:int=0 seed2:int=0 mean:float=0? stddev:float=1?"};
 
 // Validates before drawing seeds, so a failing call leaves the seed counters as they were.
 Tensor run_random(const OpDef& op, AttrMap attrs, std::optional<int64_t> op_seed, std::source_location loc) {

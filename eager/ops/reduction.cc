@@ -105,26 +105,26 @@ absl::StatusOr<OutputSpecs> arg_shape(const InferenceContext& ctx) {
 }
 
 OpDef kSum{.type = "Sum", .api_name = "reduce_sum", .num_inputs = 1, .infer = sum_shape,
-    .tf_form = "T=in0 axes@ints Tidx=int32 keep_dims:bool=false"};
+    .tf_form = "T=in0 axes@ints Tidx=index keep_dims:bool=false"};
 OpDef kMean{.type = "Mean", .api_name = "reduce_mean", .num_inputs = 1, .infer = mean_shape,
-    .tf_form = "T=in0 axes@ints Tidx=int32 keep_dims:bool=false"};
+    .tf_form = "T=in0 axes@ints Tidx=index keep_dims:bool=false"};
 OpDef kMax{.type = "Max", .api_name = "reduce_max", .num_inputs = 1, .infer = extremum_shape,
-    .tf_form = "T=in0 axes@ints Tidx=int32 keep_dims:bool=false"};
+    .tf_form = "T=in0 axes@ints Tidx=index keep_dims:bool=false"};
 OpDef kMin{.type = "Min", .api_name = "reduce_min", .num_inputs = 1, .infer = extremum_shape,
-    .tf_form = "T=in0 axes@ints Tidx=int32 keep_dims:bool=false"};
+    .tf_form = "T=in0 axes@ints Tidx=index keep_dims:bool=false"};
 OpDef kProd{.type = "Prod", .api_name = "reduce_prod", .num_inputs = 1, .infer = prod_shape,
-    .tf_form = "T=in0 axes@ints Tidx=int32 keep_dims:bool=false"};
+    .tf_form = "T=in0 axes@ints Tidx=index keep_dims:bool=false"};
 // TensorFlow's All and Any have no "T" attr (bool only).
 OpDef kAll{.type = "All", .api_name = "reduce_all", .num_inputs = 1, .infer = logical_shape, .differentiable = false,
-    .tf_form = "axes@ints Tidx=int32 keep_dims:bool=false"};
+    .tf_form = "axes@ints Tidx=index keep_dims:bool=false"};
 OpDef kAny{.type = "Any", .api_name = "reduce_any", .num_inputs = 1, .infer = logical_shape, .differentiable = false,
-    .tf_form = "axes@ints Tidx=int32 keep_dims:bool=false"};
+    .tf_form = "axes@ints Tidx=index keep_dims:bool=false"};
 OpDef kArgMax{.type = "ArgMax", .api_name = "argmax", .num_inputs = 1, .infer = arg_shape,
               .differentiable = false,
-    .tf_form = "T=in0 axis@int Tidx=int32 output_type:type=int64"};
+    .tf_form = "T=in0 axis@int Tidx=index output_type:type=int64"};
 OpDef kArgMin{.type = "ArgMin", .api_name = "argmin", .num_inputs = 1, .infer = arg_shape,
               .differentiable = false,
-    .tf_form = "T=in0 axis@int Tidx=int32 output_type:type=int64"};
+    .tf_form = "T=in0 axis@int Tidx=index output_type:type=int64"};
 
 // Axes::all() becomes the explicit list here: the op itself always gets the exact axes (empty
 // reduces none), so gradients and graphs never reinterpret a list.

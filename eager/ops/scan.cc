@@ -22,9 +22,9 @@ absl::StatusOr<OutputSpecs> scan_shape(const InferenceContext& ctx) {
 }
 
 OpDef kCumsum{.type = "Cumsum", .api_name = "cumsum", .num_inputs = 1, .infer = scan_shape,
-              .tf_form = "T=in0 axis@int Tidx=int32 exclusive:bool=false reverse:bool=false"};
+              .tf_form = "T=in0 axis@int Tidx=index exclusive:bool=false reverse:bool=false"};
 OpDef kCumprod{.type = "Cumprod", .api_name = "cumprod", .num_inputs = 1, .infer = scan_shape,
-               .tf_form = "T=in0 axis@int Tidx=int32 exclusive:bool=false reverse:bool=false"};
+               .tf_form = "T=in0 axis@int Tidx=index exclusive:bool=false reverse:bool=false"};
 
 Tensor run_scan(const OpDef& op, const Tensor& x, int64_t axis, bool exclusive, bool reverse,
                 std::source_location loc) {

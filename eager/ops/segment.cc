@@ -27,7 +27,7 @@ absl::StatusOr<OutputSpecs> segment_sum_shape(const InferenceContext& ctx) {
 
 OpDef kUnsortedSegmentSum{.type = "UnsortedSegmentSum", .api_name = "unsorted_segment_sum", .num_inputs = 2,
                           .infer = segment_sum_shape,
-    .tf_form = "T=in0 Tindices=in1 num_segments@int Tnumsegments=int32"};
+    .tf_form = "T=in0 Tindices=in1 num_segments@int Tnumsegments=index"};
 
 }  // namespace
 

@@ -309,7 +309,7 @@ TEST(OnnxExportTest, UnsupportedOpsAreOneErrorListingEveryTypeAndNode) {
   }
   EXPECT_THAT(error_of<UnimplementedError>([&] { onnx_model_bytes(g, {x}, {out}); }),
               HasSubstr("[export_onnx] op types without an ONNX form: Cumprod (nodes Cumprod, Cumprod_1); "
-                        "RandomNormal (node RandomNormal)"));
+                        "RandomStandardNormal (node RandomNormal)"));
   EXPECT_THAT(error_of<UnimplementedError>([&] { onnx_model_bytes(g, {x}, {out}); }),
               ::testing::Not(HasSubstr("Cumprod_2")));
 }

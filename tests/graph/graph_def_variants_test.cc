@@ -1,0 +1,265 @@
+// The TensorFlow op variants a GraphDef meets: ops whose TensorFlow form depends on the inputs
+// (BatchMatMulV2, SelectV2), aliases TensorFlow graphs use (PlaceholderWithDefault, Snapshot,
+// RandomStandardNormal, ...), int64 index dtypes, attrs later TensorFlow versions added and
+// defaults a TensorFlow 2 GraphDef leaves out. Written the way TensorFlow prints them.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "graph/graph_def.h"
+#include "tapeflow.h"
+#include "tests/support/test_util.h"
+
+namespace tapeflow {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::vector<float> values(const Tensor& t) { return t.to_vector<float>(); }
+
+const char* const kPlaceholderX = R"pb(
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "shape" value { shape { dim { size: 2 } dim { size: 3 } } } } })pb";
+
+// TensorFlow's MatMul takes matrices only: a product of batches is written as BatchMatMulV2
+// (transposes as adj_x / adj_y), and BatchMatMul, V2 and V3 read back as tapeflow's MatMul.
+TEST(GraphDefVariantsTest, BatchedProductsTravelAsBatchMatMulV2) {
+  const Tensor a = reshape(cast(range<int32_t>(0, 24), DType::kFloat32), {2, 3, 4}) * 0.25f;
+  const Tensor b = reshape(cast(range<int32_t>(0, 8), DType::kFloat32), {2, 4}) - 3.f;
+  Graph g;
+  {
+    auto scope = g.as_default();
+    const Tensor x = placeholder(DType::kFloat32, {2, 3, 4}, "x");
+    const Tensor w = placeholder(DType::kFloat32, {2, 4}, "w");
+    matmul(x, w, false, true);  // [2, 3, 4] x [4, 2]^T, batch broadcast
+    matmul(w, w, true, false);  // [4, 2] x [2, 4]
+  }
+  const GraphDef def = to_graph_def(g);
+  ASSERT_EQ(def.node_size(), 4);
+  const proto::NodeDef* batched = &def.node(2);
+  const proto::NodeDef* plain = &def.node(3);
+  ASSERT_NE(batched, nullptr);
+  ASSERT_NE(plain, nullptr);
+  EXPECT_EQ(batched->op(), "BatchMatMulV2");
+  EXPECT_TRUE(batched->attr().at("adj_y").b());
+  EXPECT_FALSE(batched->attr().at("adj_x").b());
+  EXPECT_FALSE(batched->attr().contains("transpose_b"));
+  EXPECT_EQ(plain->op(), "MatMul");
+  EXPECT_TRUE(plain->attr().at("transpose_a").b());
+  Graph back = graph_from_graph_def(graph_def_from_text(graph_def_to_text(def)));
+  EXPECT_EQ(back.get_operation_by_name(batched->name()).type(), "MatMul");
+  Session sess(back);
+  const std::vector<Tensor> got = sess.run({back.get_tensor_by_name(batched->name() + ":0"),
+                                            back.get_tensor_by_name(plain->name() + ":0")},
+                                           {{back.get_tensor_by_name("x:0"), a}, {back.get_tensor_by_name("w:0"), b}});
+  EXPECT_EQ(values(got[0]), values(matmul(a, b, false, true)));
+  EXPECT_EQ(values(got[1]), values(matmul(b, b, true, false)));
+
+  // As TensorFlow 1.x (BatchMatMul), 2.x (BatchMatMulV2) and 2.5+ (BatchMatMulV3) print them.
+  const std::string head = R"pb(
+      node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "shape" value { shape { dim { size: 2 } dim { size: 3 } dim { size: 4 } } } } }
+      node { name: "y" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "shape" value { shape { dim { size: 2 } dim { size: 3 } dim { size: 4 } } } } })pb";
+  const Tensor y = a * -0.5f + 1.f;
+  for (const std::string op : {"BatchMatMul", "BatchMatMulV2", "BatchMatMulV3"}) {
+    const std::string types = op == "BatchMatMulV3"
+        ? R"pb(attr { key: "Ta" value { type: DT_FLOAT } } attr { key: "Tb" value { type: DT_FLOAT } }
+               attr { key: "Tout" value { type: DT_FLOAT } })pb"
+        : R"pb(attr { key: "T" value { type: DT_FLOAT } })pb";
+    Graph h = graph_from_graph_def(graph_def_from_text(head + R"pb( node { name: "p" op: ")pb" + op +
+                                                       R"pb(" input: "x" input: "y" attr { key: "adj_x" value { b: true } } )pb" +
+                                                       types + "}"));
+    const Tensor p = Session(h).run(h.get_tensor_by_name("p:0"), {{h.get_tensor_by_name("x:0"), a}, {h.get_tensor_by_name("y:0"), y}});
+    EXPECT_EQ(p.shape(), Shape({2, 4, 4})) << op;
+    EXPECT_EQ(values(p), values(matmul(a, y, true, false))) << op;
+  }
+  // V3 multiplying into another dtype is not MatMul's: an error naming both attrs.
+  Graph h;
+  EXPECT_THAT(error_of<UnimplementedError>([&] {
+                import_graph_def(h, graph_def_from_text(head + R"pb(
+                    node { name: "p" op: "BatchMatMulV3" input: "x" input: "y"
+                           attr { key: "Ta" value { type: DT_FLOAT } } attr { key: "Tb" value { type: DT_FLOAT } }
+                           attr { key: "Tout" value { type: DT_DOUBLE } } })pb"));
+              }),
+              ::testing::HasSubstr("node 'p' (BatchMatMulV3): attr 'Ta' (DT_FLOAT) differs from 'Tout' (DT_DOUBLE)"));
+  EXPECT_EQ(h.num_nodes(), 0);
+}
+
+// tapeflow's where(c, x, y) broadcasts as TensorFlow's SelectV2: it is written as Select only
+// where the three shapes are known and equal. SelectV2 reads back as it; TensorFlow 1's Select
+// with a vector condition over a matrix (row picking) is refused, not read as a broadcast.
+TEST(GraphDefVariantsTest, BroadcastSelectsTravelAsSelectV2) {
+  Graph g;
+  {
+    auto scope = g.as_default();
+    const Tensor c = placeholder(DType::kBool, {3}, "c");
+    const Tensor x = placeholder(DType::kFloat32, {2, 3}, "x");
+    where(c, x, x * 2.f);           // broadcast condition
+    where(greater(x, 0.f), x, -x);  // one shape
+  }
+  const GraphDef def = to_graph_def(g);
+  std::vector<std::string> selects;
+  for (const proto::NodeDef& n : def.node())
+    if (n.op().starts_with("Select")) selects.push_back(n.op());
+  EXPECT_THAT(selects, ElementsAre("SelectV2", "Select"));
+  Graph back = graph_from_graph_def(graph_def_from_text(graph_def_to_text(def)));
+  std::string broadcast_name;
+  for (const proto::NodeDef& n : def.node())
+    if (n.op() == "SelectV2") broadcast_name = n.name();
+  EXPECT_EQ(back.get_operation_by_name(broadcast_name).type(), "Select");
+  const Tensor got = Session(back).run(back.get_tensor_by_name(broadcast_name + ":0"),
+                                       {{back.get_tensor_by_name("c:0"), Tensor({true, false, true})},
+                                        {back.get_tensor_by_name("x:0"), Tensor({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}})}});
+  EXPECT_EQ(values(got), (std::vector<float>{1.f, 4.f, 3.f, 4.f, 10.f, 6.f}));
+
+  const std::string rows = R"pb(
+      node { name: "c" op: "Placeholder" attr { key: "dtype" value { type: DT_BOOL } }
+             attr { key: "shape" value { shape { dim { size: 2 } } } } }
+      node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "shape" value { shape { dim { size: 2 } dim { size: 2 } } } } }
+      node { name: "s" op: "Select" input: "c" input: "x" input: "x" attr { key: "T" value { type: DT_FLOAT } } })pb";
+  Graph h;
+  EXPECT_THAT(error_of<UnimplementedError>([&] { import_graph_def(h, graph_def_from_text(rows)); }),
+              ::testing::HasSubstr("node 's' (Select): a vector condition [2] picks rows of x [2,2] in TensorFlow 1's Select"));
+  EXPECT_EQ(h.num_nodes(), 0);
+}
+
+// Index dtypes (Tidx, Tshape, Tperm, Tpaddings, ...) are int32 or int64 in TensorFlow: numpy
+// arrays as shapes or axes make int64 Consts. Both are read; tapeflow writes int32.
+TEST(GraphDefVariantsTest, Int64IndexConstantsAreRead) {
+  const GraphDef def = graph_def_from_text(std::string(kPlaceholderX) + R"pb(
+      node { name: "shape" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
+             attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { dim { size: 1 } } int64_val: -1 } } } }
+      node { name: "flat" op: "Reshape" input: "x" input: "shape"
+             attr { key: "T" value { type: DT_FLOAT } } attr { key: "Tshape" value { type: DT_INT64 } } }
+      node { name: "axes" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
+             attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { dim { size: 1 } } int64_val: 1 } } } }
+      node { name: "sum" op: "Sum" input: "x" input: "axes"
+             attr { key: "T" value { type: DT_FLOAT } } attr { key: "Tidx" value { type: DT_INT64 } }
+             attr { key: "keep_dims" value { b: false } } })pb");
+  Graph g = graph_from_graph_def(def);
+  Session sess(g);
+  const Tensor x({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}});
+  const std::vector<Tensor> got = sess.run({g.get_tensor_by_name("flat:0"), g.get_tensor_by_name("sum:0")},
+                                           {{g.get_tensor_by_name("x:0"), x}});
+  EXPECT_EQ(got[0].shape(), Shape({6}));
+  EXPECT_EQ(values(got[1]), (std::vector<float>{6.f, 15.f}));
+  // Written back, the index dtypes are int32 (every TensorFlow version reads that).
+  const GraphDef again = to_graph_def(g);
+  for (const proto::NodeDef& n : again.node())
+    if (n.op() == "Reshape") {
+      EXPECT_EQ(n.attr().at("Tshape").type(), proto::DT_INT32);
+    }
+  // An index dtype TensorFlow does not allow is still refused.
+  GraphDef wrong = def;
+  (*wrong.mutable_node(2)->mutable_attr())["Tshape"].set_type(proto::DT_FLOAT);
+  Graph h;
+  EXPECT_THAT(error_of<UnimplementedError>([&] { import_graph_def(h, wrong); }), HasSubstr("attr 'Tshape'"));
+}
+
+// exponential_avg_factor came with TensorFlow 2.2; 1.15 refuses a FusedBatchNormV3 that has it.
+// It is written only when it is not 1. Range's Tidx, which TensorFlow 2 leaves out when it is
+// the default int32, is read as int32.
+TEST(GraphDefVariantsTest, AttrsOfLaterVersionsAreWrittenOnlyWhenNeeded) {
+  Graph g;
+  {
+    auto scope = g.as_default();
+    const Tensor x = placeholder(DType::kFloat32, {1, 2, 2, 3}, "x");
+    const Tensor c = constant(Tensor({1.f, 2.f, 3.f}));
+    fused_batch_norm(x, c, c, c, c, 0.001, 1.0, "NHWC", /*is_training=*/false);
+  }
+  const GraphDef written = to_graph_def(g);
+  for (const proto::NodeDef& n : written.node())
+    if (n.op() == "FusedBatchNormV3") {
+      EXPECT_FALSE(n.attr().contains("exponential_avg_factor")) << n.ShortDebugString();
+      EXPECT_TRUE(n.attr().contains("epsilon"));
+    }
+  Graph r = graph_from_graph_def(graph_def_from_text(R"pb(
+      node { name: "start" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+             attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 2 } } } }
+      node { name: "limit" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+             attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 5 } } } }
+      node { name: "delta" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+             attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 1 } } } }
+      node { name: "range" op: "Range" input: "start" input: "limit" input: "delta" })pb"));
+  const Tensor range = Session(r).run(r.get_tensor_by_name("range:0"));
+  EXPECT_EQ(range.dtype(), DType::kInt32);
+  EXPECT_EQ(range.to_vector<int32_t>(), (std::vector<int32_t>{2, 3, 4}));
+}
+
+// TensorFlow op types that are a tapeflow op under another name.
+TEST(GraphDefVariantsTest, AliasesReadAsTheirTapeflowOps) {
+  const GraphDef def = graph_def_from_text(std::string(kPlaceholderX) + R"pb(
+      node { name: "default" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } dim { size: 3 } }
+                                                  float_val: 1 float_val: 2 float_val: 4 } } } }
+      node { name: "p" op: "PlaceholderWithDefault" input: "default" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "shape" value { shape { dim { size: -1 } dim { size: 3 } } } } }
+      node { name: "snap" op: "Snapshot" input: "p" attr { key: "T" value { type: DT_FLOAT } } }
+      node { name: "inv" op: "Inv" input: "snap" attr { key: "T" value { type: DT_FLOAT } } }
+      node { name: "bias" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 3 } } float_val: 10 } } } }
+      node { name: "biased" op: "BiasAddV1" input: "inv" input: "bias" attr { key: "T" value { type: DT_FLOAT } } }
+      node { name: "frozen" op: "PreventGradient" input: "biased" attr { key: "T" value { type: DT_FLOAT } }
+             attr { key: "message" value { s: "no gradient here" } } }
+      node { name: "dims" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+             attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } } int_val: 2 int_val: 3 } } } }
+      node { name: "noise" op: "RandomStandardNormal" input: "dims" attr { key: "T" value { type: DT_INT32 } }
+             attr { key: "dtype" value { type: DT_FLOAT } } attr { key: "seed" value { i: 1 } } attr { key: "seed2" value { i: 2 } } }
+      node { name: "uniform" op: "RandomUniform" input: "dims" attr { key: "T" value { type: DT_INT32 } }
+             attr { key: "dtype" value { type: DT_FLOAT } } attr { key: "seed" value { i: 3 } } attr { key: "seed2" value { i: 4 } } })pb");
+  Graph g = graph_from_graph_def(def);
+  EXPECT_EQ(g.get_operation_by_name("p").type(), "Identity");
+  EXPECT_EQ(g.get_tensor_by_name("p:0").shape(), Shape({-1, 3}));  // its shape attr, not its default's
+  EXPECT_EQ(g.get_operation_by_name("frozen").type(), "StopGradient");
+  EXPECT_EQ(g.get_operation_by_name("noise").type(), "RandomNormal");
+  Session sess(g);
+  // Not fed, a PlaceholderWithDefault gives its default; fed, any tensor of its shape.
+  EXPECT_EQ(values(sess.run(g.get_tensor_by_name("frozen:0"))), (std::vector<float>{11.f, 10.5f, 10.25f}));
+  const Tensor fed = sess.run(g.get_tensor_by_name("frozen:0"), {{g.get_tensor_by_name("p:0"), Tensor({{2.f, 2.f, 2.f}, {4.f, 4.f, 4.f}})}});
+  EXPECT_EQ(values(fed), (std::vector<float>{10.5f, 10.5f, 10.5f, 10.25f, 10.25f, 10.25f}));
+  const std::vector<Tensor> draws = sess.run({g.get_tensor_by_name("noise:0"), g.get_tensor_by_name("uniform:0")});
+  EXPECT_EQ(draws[0].shape(), Shape({2, 3}));
+  for (float u : values(draws[1])) {  // TensorFlow's RandomUniform has no range attrs: [0, 1)
+    EXPECT_GE(u, 0.f);
+    EXPECT_LT(u, 1.f);
+  }
+  // RandomNormal is written as TensorFlow's RandomStandardNormal, without mean and stddev when
+  // they are TensorFlow's 0 and 1.
+  const GraphDef again = to_graph_def(g);
+  for (const proto::NodeDef& n : again.node())
+    if (n.name() == "noise") {
+      EXPECT_EQ(n.op(), "RandomStandardNormal");
+      EXPECT_FALSE(n.attr().contains("mean"));
+      EXPECT_FALSE(n.attr().contains("stddev"));
+    }
+  // A shape attr that cannot hold the default is refused.
+  GraphDef narrow = def;
+  narrow.mutable_node(2)->mutable_attr()->at("shape").mutable_shape()->mutable_dim(1)->set_size(4);
+  Graph h;
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] { import_graph_def(h, narrow); }),
+              HasSubstr("node 'p' (PlaceholderWithDefault): attr 'shape' [?,4] does not hold its default's shape [1,3]"));
+}
+
+// concat of one value is its identity, as in TensorFlow's Python: TensorFlow's ConcatV2 takes
+// two values or more.
+TEST(GraphDefVariantsTest, ConcatOfOneValueIsItsIdentity) {
+  Graph g;
+  {
+    auto scope = g.as_default();
+    concat({placeholder(DType::kFloat32, {2, 3}, "x")}, 1);
+  }
+  const GraphDef def = to_graph_def(g);
+  ASSERT_EQ(def.node_size(), 2);
+  EXPECT_EQ(def.node(1).op(), "Identity");
+  const Tensor x({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}});
+  EXPECT_EQ(values(concat({x}, -1)), values(x));
+  EXPECT_THAT(error_of([&] { concat({x}, 2); }), HasSubstr("[concat]"));
+}
+
+}  // namespace
+}  // namespace tapeflow
