@@ -120,8 +120,9 @@ absl::StatusOr<Form> parse_form(const OpDef& op) {
       const std::string_view src = item.substr(eq + 1);
       if (src == "count") {
         f.kind = FormItem::Kind::kCount;
-      } else if (src == "ins") {
-        f.kind = FormItem::Kind::kTypesOfInputs;
+      } else if (src.starts_with("ins") &&
+                 (src.size() == 3 || absl::SimpleAtoi(absl::string_view(src.data() + 3, src.size() - 3), &f.index))) {
+        f.kind = FormItem::Kind::kTypesOfInputs;  // "ins": all inputs; "ins1": from input 1
       } else if (src == "index") {
         f.kind = FormItem::Kind::kFixed;  // written int32; int64 read too (Note [GraphDef form])
         f.index_dtype = true;
@@ -674,7 +675,8 @@ absl::Status export_node(const GraphState& state, const Node& node, GraphDef& de
       (*n.mutable_attr())[f.name].set_type(p);
     } else if (f.kind == K::kTypesOfInputs) {
       proto::AttrValue::ListValue* types = (*n.mutable_attr())[f.name].mutable_list();
-      for (const TensorRef& r : node.inputs) {
+      for (size_t k = static_cast<size_t>(f.index); k < node.inputs.size(); ++k) {
+        const TensorRef& r = node.inputs[k];
         TF_ASSIGN_OR_RETURN(proto::DataType p, to_proto_dtype(state.node(r.node).outputs[r.index].dtype));
         types->add_type(p);
       }

@@ -36,8 +36,9 @@
 //   X=index                      the dtype of an integer constant input (Tidx, Tshape, Tperm,
 //                                ...): written int32; int32 or int64 on import, as TensorFlow
 //                                allows (the import reads the constant in either).
-//   X=ins                        TensorFlow list(type) attr X: the dtypes of all tensor inputs
-//                                (IdentityN's T; checked on import).
+//   X=ins[k]                     TensorFlow list(type) attr X: the dtypes of the tensor inputs
+//                                from k on (default 0; IdentityN's T, Print's U=ins1; checked
+//                                on import).
 //   X=literal                    fixed TensorFlow attr (a dtype name, an integer, true/false,
 //                                [1,2], else a string); written, and checked when present.
 //   -name                        tapeflow attr not written: import derives it (Const's shape).
@@ -169,7 +170,7 @@ struct FormItem {
   proto::AttrValue default_value;  // kAttr with a default; kFixed: the literal
   int position = -1;               // kInput: TensorFlow input index, -1: appended
   bool of_output = false;          // kTypeOf
-  int index = 0;                   // kTypeOf
+  int index = 0;                   // kTypeOf; kTypesOfInputs: the first input listed
 };
 struct Form {
   std::vector<FormItem> items;

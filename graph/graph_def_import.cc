@@ -829,7 +829,7 @@ absl::Status Importer::plan_node(int i) {
                         absl::StrCat("attr '", f.name, "' is ", it->second.i(), " but the node has ", tensors.size(), " inputs"));
     if (f.kind == FormItem::Kind::kTypesOfInputs) {
       std::vector<std::string> actual;
-      for (const Ref& r : tensors) actual.push_back(dtype_name(spec(r).dtype));
+      for (size_t k = static_cast<size_t>(f.index); k < tensors.size(); ++k) actual.push_back(dtype_name(spec(tensors[k]).dtype));
       std::vector<std::string> declared;
       for (int t : it->second.list().type()) {
         absl::StatusOr<DType> d = from_proto_dtype(static_cast<proto::DataType>(t));

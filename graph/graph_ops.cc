@@ -42,7 +42,7 @@ OpDef kConstOp{.type = "Const", .api_name = "constant", .num_inputs = 0, .infer 
 OpDef kNoOp{.type = "NoOp", .api_name = "no_op", .num_inputs = 0, .infer = no_outputs, .differentiable = false};
 OpDef kPrintOp{.type = "Print", .api_name = "print", .num_inputs = -1, .infer = like_input0, .stateful = true,
                .differentiable = true,
-    .tf_form = "T=in0 message:string="};
+    .tf_form = "T=in0 U=ins1 message:string="};
 // The variable ops in TensorFlow's resource form: Note [Variables in a GraphDef] (graph/graph_def.h).
 OpDef kVarHandleOp{.type = "VarHandleOp", .api_name = "Variable", .num_inputs = 0, .infer = no_outputs,
                    .stateful = true, .differentiable = false, .tf_form = "dtype:type shape:shape container:string= trainable>_trainable:bool=true"};

@@ -261,5 +261,35 @@ TEST(GraphDefVariantsTest, ConcatOfOneValueIsItsIdentity) {
   EXPECT_THAT(error_of([&] { concat({x}, 2); }), HasSubstr("[concat]"));
 }
 
+// TensorFlow's Print lists the dtypes of its data inputs (after the first) as U, which it
+// requires even when there are none.
+TEST(GraphDefVariantsTest, PrintListsItsDataDtypes) {
+  Graph g;
+  {
+    auto scope = g.as_default();
+    const Tensor x = placeholder(DType::kFloat32, {2}, "x");
+    print(x, {x, cast(x, DType::kInt32)}, "x: ");
+    print(x, {}, "alone");
+  }
+  const GraphDef def = to_graph_def(g);
+  std::vector<int> u_sizes;
+  for (const proto::NodeDef& n : def.node())
+    if (n.op() == "Print") {
+      u_sizes.push_back(n.attr().at("U").list().type_size());
+      if (n.input_size() == 3) {
+        EXPECT_EQ(n.attr().at("U").list().type(1), proto::DT_INT32);
+      }
+    }
+  EXPECT_THAT(u_sizes, ElementsAre(2, 0));
+  Graph back = graph_from_graph_def(def);
+  EXPECT_EQ(back.num_nodes(), g.num_nodes());
+  GraphDef wrong = def;
+  for (proto::NodeDef& n : *wrong.mutable_node())
+    if (n.op() == "Print" && n.input_size() == 3) n.mutable_attr()->at("U").mutable_list()->set_type(1, proto::DT_FLOAT);
+  Graph h;
+  EXPECT_THAT(error_of([&] { import_graph_def(h, wrong); }),
+              HasSubstr("attr 'U' lists [float32, float32] but the inputs are [float32, int32]"));
+}
+
 }  // namespace
 }  // namespace tapeflow
