@@ -523,6 +523,23 @@ TEST(GraphDefImportTest, InlinedFunctionsNestResolveAttrsAndNameOutputArgs) {
   EXPECT_EQ(got[1].to_vector<int32_t>(), (std::vector<int32_t>{2}));
 }
 
+// A library of functions <name>0 ... <name>n, each calling the next `calls` times; the last
+// returns its argument.
+std::string chain_library(const std::string& name, int n, int calls) {
+  auto signature = [&](int i) {
+    return absl::StrCat("function { signature { name: \"", name, i, "\" input_arg { name: \"a\" type: DT_FLOAT } ",
+                        "output_arg { name: \"r\" type: DT_FLOAT } } ");
+  };
+  std::string library = "library { ";
+  for (int i = 0; i < n; ++i) {
+    library += signature(i);
+    for (int c = 0; c < calls; ++c)
+      library += absl::StrCat("node_def { name: \"call", c, "\" op: \"", name, i + 1, "\" input: \"a\" } ");
+    library += "ret { key: \"r\" value: \"call0:r:0\" } } ";
+  }
+  return library + signature(n) + "ret { key: \"r\" value: \"a\" } } }";
+}
+
 // Calls that cannot be inlined are typed errors naming the call, before the graph changes; control
 // flow over functions stays an unknown op type, with a sentence saying why.
 TEST(GraphDefImportTest, CallsThatCannotBeInlinedAreErrors) {
@@ -552,25 +569,10 @@ TEST(GraphDefImportTest, CallsThatCannotBeInlinedAreErrors) {
               HasSubstr("argument 'a' is a list of tensors"));
   // Twenty-one functions, each calling the next twice: 2^21 copies of the last, refused by
   // counting before any is built.
-  std::string chain = "library {";
-  for (int i = 0; i < 21; ++i)
-    chain += absl::StrCat("function { signature { name: \"f", i, "\" input_arg { name: \"a\" type: DT_FLOAT } ",
-                          "output_arg { name: \"r\" type: DT_FLOAT } } ",
-                          "node_def { name: \"one\" op: \"f", i + 1, "\" input: \"a\" } ",
-                          "node_def { name: \"two\" op: \"f", i + 1, "\" input: \"a\" } ret { key: \"r\" value: \"one:r:0\" } } ");
-  chain += R"pb(function { signature { name: "f21" input_arg { name: "a" type: DT_FLOAT } output_arg { name: "r" type: DT_FLOAT } }
-                           ret { key: "r" value: "a" } } })pb";
-  EXPECT_THAT(error_of<ResourceExhaustedError>([&] { import_text(R"pb(node { name: "c" op: "f0" input: "x" })pb", chain); }),
+  EXPECT_THAT(error_of<ResourceExhaustedError>([&] { import_text(R"pb(node { name: "c" op: "f0" input: "x" })pb", chain_library("f", 21, 2)); }),
               HasSubstr("inlining the call 'c' of function 'f0' makes the graph larger than 1000000 nodes"));
   // Seventy functions, each calling the next once: nested deeper than 64.
-  std::string deep = "library {";
-  for (int i = 0; i < 70; ++i)
-    deep += absl::StrCat("function { signature { name: \"g", i, "\" input_arg { name: \"a\" type: DT_FLOAT } ",
-                         "output_arg { name: \"r\" type: DT_FLOAT } } node_def { name: \"n\" op: \"g", i + 1,
-                         "\" input: \"a\" } ret { key: \"r\" value: \"n:r:0\" } } ");
-  deep += R"pb(function { signature { name: "g70" input_arg { name: "a" type: DT_FLOAT } output_arg { name: "r" type: DT_FLOAT } }
-                          ret { key: "r" value: "a" } } })pb";
-  EXPECT_THAT(error_of<InvalidArgumentError>([&] { import_text(R"pb(node { name: "c" op: "g0" input: "x" })pb", deep); }),
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] { import_text(R"pb(node { name: "c" op: "g0" input: "x" })pb", chain_library("g", 70, 1)); }),
               HasSubstr("function calls nest more than 64 deep"));
   const std::string message = error_of<NotFoundError>([&] {
     import_text(R"pb(node { name: "c" op: "If" input: "x" input: "x"
