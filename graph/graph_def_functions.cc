@@ -32,10 +32,13 @@ namespace {
 // - attrs that are placeholders ("$T") take the caller's values: its own attrs for a call by
 //   name, the attrs of its "f" for a PartitionedCall.
 // Calls inside a body are inlined too. A recursive function, a list-typed argument or result, or
-// an inlined graph of more than kMaxInlinedNodes nodes or calls nested more than kMaxNesting deep
-// is an error before anything is built.
+// an inlined graph of more than kMaxInlinedNodes nodes or kMaxInlinedBytes bytes, calls nested
+// more than kMaxNesting deep, or a call whose function is an attr placeholder is an error before
+// anything is built.
 // Control flow over functions (If, While, Case) is not inlined: those stay unknown op types.
 constexpr int64_t kMaxInlinedNodes = 1'000'000;
+// ... and bytes of NodeDefs (a function holding a large Const, called many times).
+constexpr int64_t kMaxInlinedBytes = int64_t{1} << 30;
 // Calls nested deeper are refused: inlining recurses once per level (a hostile chain of a
 // hundred thousand functions would overflow the stack).
 constexpr size_t kMaxNesting = 64;
@@ -59,6 +62,16 @@ absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.
 
 bool is_call_op(std::string_view op) { return op == "PartitionedCall" || op == "StatefulPartitionedCall"; }
 
+// What inlining a call adds, saturating just past the limits.
+struct Cost {
+  int64_t nodes = 0, bytes = 0;
+  void add(const Cost& c) {
+    nodes = std::min(nodes + c.nodes, kMaxInlinedNodes + 1);
+    bytes = std::min(bytes + c.bytes, kMaxInlinedBytes + 1);
+  }
+  bool too_large() const { return nodes > kMaxInlinedNodes || bytes > kMaxInlinedBytes; }
+};
+
 class Inliner {
  public:
   explicit Inliner(const GraphDef& def) : def_(def) {
@@ -70,6 +83,10 @@ class Inliner {
     if (const auto it = functions_.find(node.op()); it != functions_.end()) return it->second;
     if (!is_call_op(node.op())) return nullptr;
     const auto f = node.attr().find("f");
+    if (f != node.attr().end() && f->second.has_placeholder())
+      return absl::UnimplementedError(absl::StrCat("[import_graph_def] node '", node.name(), "' (", node.op(),
+                                                   ") calls the function its attr 'f' names through the placeholder '",
+                                                   f->second.placeholder(), "'; tapeflow inlines calls of named functions"));
     if (f == node.attr().end() || !f->second.has_func()) return nullptr;  // the import's error for the op
     const auto it = functions_.find(f->second.func().name());
     if (it == functions_.end())
@@ -79,37 +96,38 @@ class Inliner {
     return it->second;
   }
 
+  // The GraphDef without its library (the importer reads the original's for its messages).
   absl::StatusOr<std::optional<GraphDef>> run() {
-    int64_t total = 0;
+    Cost total;
     bool calls = false;
     for (const proto::NodeDef& n : def_.node()) {
       TF_ASSIGN_OR_RETURN(const proto::FunctionDef* f, callee(n));
       if (f == nullptr) {
-        ++total;
+        total.add(Cost{1, static_cast<int64_t>(n.ByteSizeLong())});
         continue;
       }
       calls = true;
-      TF_ASSIGN_OR_RETURN(int64_t size, inlined_size(*f, n.name()));
-      total += size;
-      if (total > kMaxInlinedNodes)
-        return absl::ResourceExhaustedError(absl::StrCat("[import_graph_def] inlining the call '", n.name(), "' of function '",
-                                                         f->signature().name(), "' makes the graph larger than ",
-                                                         kMaxInlinedNodes, " nodes (Note [Inlined function calls])"));
+      TF_ASSIGN_OR_RETURN(Cost size, inlined_size(*f, n.name()));
+      total.add(size);
+      if (total.too_large())
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "[import_graph_def] inlining the call '", n.name(), "' of function '", f->signature().name(),
+            "' makes the graph larger than ", kMaxInlinedNodes, " nodes or ", kMaxInlinedBytes >> 20,
+            " MiB (Note [Inlined function calls])"));
     }
     if (!calls) return std::nullopt;
     GraphDef out;
     *out.mutable_versions() = def_.versions();
-    *out.mutable_library() = def_.library();
-    out.mutable_node()->Reserve(static_cast<int>(total));
-    for (const proto::NodeDef& n : def_.node()) TF_RETURN_IF_ERROR(emit(n, out));
+    out.mutable_node()->Reserve(static_cast<int>(total.nodes));
+    for (const proto::NodeDef& n : def_.node()) TF_RETURN_IF_ERROR(emit(proto::NodeDef(n), out));
     return out;
   }
 
  private:
-  // The nodes one call of `f` becomes, nested calls included, at most kMaxInlinedNodes + 1
-  // (memoised per function: a chain of functions each calling the next twice is counted, not
-  // built, before it is refused).
-  absl::StatusOr<int64_t> inlined_size(const proto::FunctionDef& f, const std::string& caller) {
+  // The nodes (and their bytes) one call of `f` becomes, nested calls included, saturating past
+  // the limits (memoised per function: a chain of functions each calling the next twice is
+  // counted, not built, before it is refused).
+  absl::StatusOr<Cost> inlined_size(const proto::FunctionDef& f, const std::string& caller) {
     const std::string& name = f.signature().name();
     if (const auto it = sizes_.find(name); it != sizes_.end()) return it->second;
     if (!counting_.insert(name).second)
@@ -118,29 +136,36 @@ class Inliner {
     if (counting_.size() > kMaxNesting)
       return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] function calls nest more than ", kMaxNesting,
                                                      " deep (at '", caller, "')"));
-    int64_t size = 1;  // the IdentityN or NoOp that keeps the caller's name
+    Cost size{1, 0};  // the IdentityN or NoOp that keeps the caller's name
     for (const proto::NodeDef& b : f.node_def()) {
       TF_ASSIGN_OR_RETURN(const proto::FunctionDef* g, callee(b));
       if (g == nullptr) {
-        ++size;
+        size.add(Cost{1, static_cast<int64_t>(b.ByteSizeLong())});
         continue;
       }
-      TF_ASSIGN_OR_RETURN(int64_t inner, inlined_size(*g, absl::StrCat(name, "/", b.name())));
-      size = std::min(size + inner, kMaxInlinedNodes + 1);
+      TF_ASSIGN_OR_RETURN(Cost inner, inlined_size(*g, absl::StrCat(name, "/", b.name())));
+      size.add(inner);
     }
     counting_.erase(name);
     sizes_.emplace(name, size);
     return size;
   }
 
-  // Appends `n` to out, inlining it when it is a call.
-  absl::Status emit(const proto::NodeDef& n, GraphDef& out) {
+  // Appends `n` to out, inlining it when it is a call. The limits were checked by inlined_size
+  // on the bodies as written; they are checked again here, on what is built.
+  absl::Status emit(proto::NodeDef&& n, GraphDef& out) {
+    if (out.node_size() > kMaxInlinedNodes || depth_ > static_cast<int>(kMaxNesting))
+      return absl::ResourceExhaustedError(absl::StrCat("[import_graph_def] inlining function calls at '", n.name(),
+                                                       "' exceeds the limits of Note [Inlined function calls]"));
     TF_ASSIGN_OR_RETURN(const proto::FunctionDef* f, callee(n));
     if (f == nullptr) {
-      *out.add_node() = n;
+      *out.add_node() = std::move(n);
       return absl::OkStatus();
     }
-    return inline_call(n, *f, out);
+    ++depth_;
+    absl::Status s = inline_call(n, *f, out);
+    --depth_;
+    return s;
   }
 
   absl::Status call_error(const proto::NodeDef& call, const proto::FunctionDef& f, std::string_view message) const {
@@ -174,7 +199,11 @@ class Inliner {
     const std::string prefix = call.name() + "/";
 
     // "arg", "node:arg:k" (or "node", "node:k") in the body -> the tensor's name in the graph.
-    auto tensor = [&](std::string_view in) -> absl::StatusOr<std::string> {
+    struct Tensor {
+      std::string name;
+      bool of_body = false;  // a body node's output, not one of the caller's inputs
+    };
+    auto tensor = [&](std::string_view in) -> absl::StatusOr<Tensor> {
       auto bad = [&] {
         return call_error(call, f, absl::StrCat("the body's input '", av(in), "' names no argument, node or output of the function"));
       };
@@ -191,18 +220,26 @@ class Inliner {
       int k = 0;
       if (first != std::string_view::npos && !(absl::SimpleAtoi(av(index), &k) && k >= 0)) return bad();
       if (const auto a = arg_input.find(head); a != arg_input.end()) {
-        if (arg.empty() && k == 0) return std::string(a->second);
+        if (arg.empty() && k == 0) return Tensor{std::string(a->second), false};
         return bad();
       }
       const auto node = body.find(head);
       if (node == body.end()) return bad();
-      if (!arg.empty())
-        if (const std::vector<std::string_view>* names = output_args(node->second->op())) {
-          const auto at = std::find(names->begin(), names->end(), arg);
-          if (at == names->end()) return bad();
-          k += static_cast<int>(at - names->begin());
+      if (!arg.empty()) {
+        // Output args that are single tensors: an op's (kOutputArgs) or a called function's results.
+        std::vector<std::string_view> results;
+        const std::vector<std::string_view>* names = output_args(node->second->op());
+        if (const auto fn = functions_.find(node->second->op()); names == nullptr && fn != functions_.end()) {
+          for (const proto::OpDef::ArgDef& r : fn->second->signature().output_arg()) results.push_back(r.name());
+          names = &results;
         }
-      return k == 0 ? absl::StrCat(prefix, av(head)) : absl::StrCat(prefix, av(head), ":", k);
+        if (names != nullptr) {
+          const auto at = std::find(names->begin(), names->end(), arg);
+          if (at == names->end() || k != 0) return bad();
+          k = static_cast<int>(at - names->begin());
+        }
+      }
+      return Tensor{k == 0 ? absl::StrCat(prefix, av(head)) : absl::StrCat(prefix, av(head), ":", k), true};
     };
 
     for (const proto::NodeDef& b : f.node_def()) {
@@ -218,9 +255,9 @@ class Inliner {
           n.add_input(absl::StrCat("^", prefix, in.substr(1)));
           continue;
         }
-        TF_ASSIGN_OR_RETURN(std::string t, tensor(in));
-        fed_by_body |= t.starts_with(prefix);
-        n.add_input(std::move(t));
+        TF_ASSIGN_OR_RETURN(Tensor t, tensor(in));
+        fed_by_body |= t.of_body;
+        n.add_input(std::move(t.name));
       }
       if (!fed_by_body)
         for (const std::string& c : control) n.add_input(c);
@@ -246,7 +283,7 @@ class Inliner {
         if (kept.s_size() == 0) n.mutable_attr()->erase(cls);
         else *cls->second.mutable_list() = std::move(kept);
       }
-      TF_RETURN_IF_ERROR(emit(n, out));
+      TF_RETURN_IF_ERROR(emit(std::move(n), out));
     }
 
     // The caller's name, kept: an IdentityN of the results, after the control_ret nodes.
@@ -260,8 +297,8 @@ class Inliner {
       const auto ret = f.ret().find(result.name());
       if (ret == f.ret().end())
         return call_error(call, f, absl::StrCat("its result '", result.name(), "' has no entry in the function's ret"));
-      TF_ASSIGN_OR_RETURN(std::string t, tensor(ret->second));
-      keep.add_input(std::move(t));
+      TF_ASSIGN_OR_RETURN(Tensor t, tensor(ret->second));
+      keep.add_input(std::move(t.name));
       proto::DataType type = result.type();
       if (type == proto::DT_INVALID && !result.type_attr().empty())
         if (const auto v = attr_values.find(result.type_attr()); v != attr_values.end()) type = v->second.type();
@@ -269,19 +306,23 @@ class Inliner {
         return call_error(call, f, absl::StrCat("the dtype of its result '", result.name(), "' is not known"));
       types->add_type(type);
     }
-    for (const auto& [name, node] : f.control_ret()) {
+    std::vector<std::pair<std::string_view, std::string_view>> control_rets(f.control_ret().begin(), f.control_ret().end());
+    std::sort(control_rets.begin(), control_rets.end());  // a map's order is not the file's: keep the result stable
+    for (const auto& [name, node] : control_rets) {
       if (!body.contains(node))
-        return call_error(call, f, absl::StrCat("its control_ret '", name, "' names no node of the function"));
-      keep.add_input(absl::StrCat("^", prefix, node));
+        return call_error(call, f, absl::StrCat("its control_ret '", av(name), "' names no node of the function"));
+      keep.add_input(absl::StrCat("^", prefix, av(node)));
     }
-    if (sig.output_arg_size() == 0 && f.control_ret().empty())
-      for (const std::string& c : control) keep.add_input(c);
+    // The caller's control inputs hold its results too (a result may be an argument, which no
+    // body node gates).
+    for (const std::string& c : control) keep.add_input(c);
     return absl::OkStatus();
   }
 
   const GraphDef& def_;
   absl::flat_hash_map<std::string_view, const proto::FunctionDef*> functions_;
-  absl::flat_hash_map<std::string, int64_t> sizes_;
+  absl::flat_hash_map<std::string, Cost> sizes_;
+  int depth_ = 0;  // of inline_call, checked again while emitting
   absl::flat_hash_set<std::string> counting_;
 };
 

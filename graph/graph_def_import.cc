@@ -117,9 +117,10 @@ struct Edge {  // 8 bytes: a 100k-node GraphDef's are one array of 1.6 MB
 
 class Importer {
  public:
-  Importer(const Graph& graph, const GraphDef& def, const std::map<std::string, Tensor>& input_map,
-           std::source_location loc)
-      : graph_(graph), def_(def), input_map_(input_map), loc_(loc), base_(graph.num_nodes()) {}
+  // `library`: the functions `def` came with (inline_function_calls leaves them out of its copy).
+  Importer(const Graph& graph, const GraphDef& def, const proto::FunctionDefLibrary& library,
+           const std::map<std::string, Tensor>& input_map, std::source_location loc)
+      : graph_(graph), def_(def), library_(library), input_map_(input_map), loc_(loc), base_(graph.num_nodes()) {}
 
   // Phase one: every check. Returns the first problem.
   absl::Status plan(const std::vector<std::string>& return_elements);
@@ -176,6 +177,7 @@ class Importer {
 
   Graph graph_;
   const GraphDef& def_;
+  const proto::FunctionDefLibrary& library_;
   const std::map<std::string, Tensor>& input_map_;
   const std::source_location loc_;
   const int base_;  // the graph's size when planning began (see Ref)
@@ -358,7 +360,7 @@ absl::Status Importer::check_op_types() {
   // Calls of the library's functions were inlined (Note [Inlined function calls]); an op that
   // runs them another way (control flow v2's If, While, Case: a func attr) is named as such.
   absl::flat_hash_set<std::string_view> functions;
-  for (const proto::FunctionDef& f : def_.library().function()) functions.insert(f.signature().name());
+  for (const proto::FunctionDef& f : library_.function()) functions.insert(f.signature().name());
   bool calls_function = false;
   for (int i = 0; i < def_.node_size(); ++i) {
     const proto::NodeDef& n = def_.node(i);
@@ -817,7 +819,10 @@ absl::Status Importer::plan_node(int i) {
       if (!holds)
         return node_error(absl::StatusCode::kInvalidArgument, i,
                           absl::StrCat("attr 'shape' ", wide.to_string(), " does not hold its default's shape ", out.to_string()));
-      out = wide;
+      // A dim is known where the fed value and the default agree on it; unknown elsewhere.
+      std::vector<int64_t> dims(static_cast<size_t>(out.rank()));
+      for (int d = 0; d < out.rank(); ++d) dims[static_cast<size_t>(d)] = wide.dim(d) == out.dim(d) ? out.dim(d) : -1;
+      out = Shape(std::move(dims));
     }
   // Type attrs must agree with the tensors (a Const feeding an Add of another T, ...).
   const Node& done = planned(*id);
@@ -929,7 +934,7 @@ std::vector<ImportedElement> import_graph_def(const Graph& graph, const GraphDef
                                               std::source_location loc) {
   absl::StatusOr<std::optional<GraphDef>> inlined = inline_function_calls(graph_def);  // Note [Inlined function calls]
   throw_if_error(inlined.status(), loc);
-  Importer importer(graph, *inlined ? **inlined : graph_def, input_map, loc);
+  Importer importer(graph, *inlined ? **inlined : graph_def, graph_def.library(), input_map, loc);
   throw_if_error(importer.plan(return_elements), loc);
   return importer.commit(name);
 }

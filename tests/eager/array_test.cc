@@ -135,6 +135,20 @@ TEST(ViewTest, IdentityNIsAViewOfEachInput) {
                                             {back.get_tensor_by_name("b:0"), Tensor(int32_t{3})}});
   EXPECT_EQ(got[0].to_vector<float>(), (F{1.f, 2.f}));
   EXPECT_EQ(got[1].item<int32_t>(), 3);
+  // In a graph, an IdentityN output shares its input's buffer: a consumer that could write in
+  // place (Neg on its last use) must leave the input, which another node still reads, intact.
+  Graph h;
+  Tensor a, r, z;
+  {
+    auto scope = h.as_default();
+    a = placeholder(DType::kFloat32, {3}, "a");
+    const Tensor doubled = a * 2.f;
+    r = -identity_n({doubled})[0];
+    z = doubled + 1.f;
+  }
+  const std::vector<Tensor> rz = Session(h).run({r, z}, {{a, Tensor{1.f, 2.f, 3.f}}});
+  EXPECT_EQ(rz[0].to_vector<float>(), (F{-2.f, -4.f, -6.f}));
+  EXPECT_EQ(rz[1].to_vector<float>(), (F{3.f, 5.f, 7.f}));
   // A T that does not list the inputs' dtypes is the import's error, naming both lists.
   GraphDef wrong = def;
   wrong.mutable_node(2)->mutable_attr()->at("T").mutable_list()->set_type(1, proto::DT_FLOAT);

@@ -178,6 +178,21 @@ TEST(GraphDefVariantsTest, AttrsOfLaterVersionsAreWrittenOnlyWhenNeeded) {
       EXPECT_FALSE(n.attr().contains("exponential_avg_factor")) << n.ShortDebugString();
       EXPECT_TRUE(n.attr().contains("epsilon"));
     }
+  Graph training;  // another factor is written (TensorFlow 2.2 and later read it)
+  {
+    auto scope = training.as_default();
+    const Tensor x = placeholder(DType::kFloat32, {1, 2, 2, 3}, "x");
+    const Tensor c = constant(Tensor({1.f, 2.f, 3.f}));
+    fused_batch_norm(x, c, c, c, c, 0.001, 0.5, "NHWC", /*is_training=*/true);
+  }
+  const GraphDef trained = to_graph_def(training);
+  int factors = 0;
+  for (const proto::NodeDef& n : trained.node())
+    if (n.op() == "FusedBatchNormV3") {
+      EXPECT_FLOAT_EQ(n.attr().at("exponential_avg_factor").f(), 0.5f);
+      ++factors;
+    }
+  EXPECT_EQ(factors, 1);
   Graph r = graph_from_graph_def(graph_def_from_text(R"pb(
       node { name: "start" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
              attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 2 } } } }
@@ -237,6 +252,18 @@ TEST(GraphDefVariantsTest, AliasesReadAsTheirTapeflowOps) {
       EXPECT_FALSE(n.attr().contains("mean"));
       EXPECT_FALSE(n.attr().contains("stddev"));
     }
+  // A shape attr more specific than its default (a fed [2] over a default of unknown size) gives
+  // the dims both agree on: unknown here.
+  Graph n = graph_from_graph_def(graph_def_from_text(R"pb(
+      node { name: "d" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "shape" value { shape { dim { size: -1 } } } } }
+      node { name: "p" op: "PlaceholderWithDefault" input: "d" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "shape" value { shape { dim { size: 2 } } } } }
+      node { name: "r" op: "Relu" input: "p" attr { key: "T" value { type: DT_FLOAT } } })pb"));
+  EXPECT_EQ(n.get_tensor_by_name("p:0").shape(), Shape({-1}));
+  EXPECT_EQ(Session(n).run(n.get_tensor_by_name("r:0"), {{n.get_tensor_by_name("d:0"), Tensor({-1.f, 2.f, -3.f, 4.f})}})
+                .to_vector<float>(),
+            (std::vector<float>{0.f, 2.f, 0.f, 4.f}));
   // A shape attr that cannot hold the default is refused.
   GraphDef narrow = def;
   narrow.mutable_node(2)->mutable_attr()->at("shape").mutable_shape()->mutable_dim(1)->set_size(4);
