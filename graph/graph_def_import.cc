@@ -724,13 +724,21 @@ absl::Status Importer::plan_node(int i) {
   // A BatchMatMul* read as MatMul (alias_of). Compared only when the op is MatMul's.
   const bool batch_matmul = &op == op_of_matmul_ && nd.op() != "MatMul";
   if (batch_matmul && nd.op() == "BatchMatMulV3")
-    for (const char* t : {"Ta", "Tb"})
-      if (const auto it = attrs.find(t), out = attrs.find("Tout");
-          it != attrs.end() && out != attrs.end() && it->second.type() != out->second.type())
+    for (int k = 0; k < 2 && k < static_cast<int>(refs.size()); ++k) {
+      const char* t = k == 0 ? "Ta" : "Tb";
+      const auto it = attrs.find(t), out = attrs.find("Tout");
+      if (it == attrs.end()) continue;
+      if (out != attrs.end() && it->second.type() != out->second.type())
         return node_error(absl::StatusCode::kUnimplemented, i,
                           absl::StrCat("attr '", t, "' (", proto::DataType_Name(it->second.type()), ") differs from 'Tout' (",
                                        proto::DataType_Name(out->second.type()),
                                        "); tapeflow's MatMul multiplies and returns one dtype"));
+      const absl::StatusOr<DType> declared = from_proto_dtype(it->second.type());
+      if (!declared.ok() || *declared != spec(refs[static_cast<size_t>(k)]).dtype)
+        return node_error(absl::StatusCode::kInvalidArgument, i,
+                          absl::StrCat("attr '", t, "' says ", proto::DataType_Name(it->second.type()), " but input ", k,
+                                       " is ", dtype_name(spec(refs[static_cast<size_t>(k)]).dtype)));
+    }
   for (const FormItem& f : form.items) {
     if (f.kind != FormItem::Kind::kAttr) continue;
     std::string renamed;

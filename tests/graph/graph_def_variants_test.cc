@@ -86,6 +86,14 @@ TEST(GraphDefVariantsTest, BatchedProductsTravelAsBatchMatMulV2) {
                            attr { key: "Tout" value { type: DT_DOUBLE } } })pb"));
               }),
               ::testing::HasSubstr("node 'p' (BatchMatMulV3): attr 'Ta' (DT_FLOAT) differs from 'Tout' (DT_DOUBLE)"));
+  // ... and a Ta that is not input 0's dtype is refused.
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] {
+                import_graph_def(h, graph_def_from_text(head + R"pb(
+                    node { name: "p" op: "BatchMatMulV3" input: "x" input: "y"
+                           attr { key: "Ta" value { type: DT_DOUBLE } } attr { key: "Tb" value { type: DT_DOUBLE } }
+                           attr { key: "Tout" value { type: DT_DOUBLE } } })pb"));
+              }),
+              ::testing::HasSubstr("attr 'Ta' says DT_DOUBLE but input 0 is float32"));
   EXPECT_EQ(h.num_nodes(), 0);
 }
 
