@@ -189,6 +189,7 @@ class Importer {
   const OpDef* const op_of_matmul_ = find_any_op("MatMul");  // BatchMatMul* nodes are read as it
   const OpDef* const op_of_select_ = find_any_op("Select");  // and SelectV2 nodes as this
   const OpDef* const op_of_identity_ = find_any_op("Identity");  // and PlaceholderWithDefault as this
+  const OpDef* const op_of_squeeze_ = find_any_op("Squeeze");    // Note [Squeeze of unknown dims]
   absl::flat_hash_map<absl::string_view, const OpDef*> op_of_type_;  // the op types seen so far
   std::vector<Edge> edges_;                       // every node's inputs, in order (Note [Linear import])
   std::vector<int> first_edge_;                   // node i's are [first_edge_[i], first_edge_[i + 1])
@@ -770,6 +771,14 @@ absl::Status Importer::plan_node(int i) {
       if (auto bits = attrs.find(absl::StrCat("_", f.tf_name, "_f64")); bits != attrs.end())
         v = AttrValue(std::bit_cast<double>(static_cast<int64_t>(bits->second.i())));
     node->attrs.set(f.name, *std::move(v));
+  }
+  if (&op == op_of_squeeze_ && tensors.size() == 1 && node->attrs.get_or<std::vector<int64_t>>("axes", {}).empty()) {
+    // Note [Squeeze of unknown dims] (eager/ops/array.cc): the dims known to be 1, explicitly.
+    const Shape& in = spec(tensors[0]).shape;
+    std::vector<int64_t> ones;
+    for (int d = 0; d < in.rank() && !in.is_fully_defined(); ++d)
+      if (in.dim(d) == 1) ones.push_back(d);
+    if (!ones.empty()) node->attrs.set("axes", std::move(ones));
   }
   for (const auto& [key, value] : attrs) {  // tapeflow-only attrs
     if (key.size() < 2 || key[0] != '_' || key == "_class" || key.ends_with("_f64") || form.lists(key.substr(1))) continue;

@@ -326,5 +326,41 @@ TEST(GraphDefVariantsTest, PrintListsItsDataDtypes) {
               HasSubstr("attr 'U' lists [float32, float32] but the inputs are [float32, int32]"));
 }
 
+// Note [Squeeze of unknown dims]: squeeze without axes on a traced or imported [?, 1, 1, 3]
+// drops the two dims known to be 1 and keeps the batch dim, also when the batch is 1 at run
+// time; eagerly, every dim of size 1 goes, as in TensorFlow.
+TEST(GraphDefVariantsTest, SqueezeOfUnknownDimsKeepsItsStaticRank) {
+  const Tensor one_image = ones({1, 1, 1, 3});
+  EXPECT_EQ(squeeze(one_image).shape(), Shape({3}));
+  Graph traced;
+  Tensor x, y;
+  {
+    auto scope = traced.as_default();
+    x = placeholder(DType::kFloat32, {-1, 1, 1, 3}, "x");
+    y = squeeze(x);
+  }
+  EXPECT_EQ(y.shape(), Shape({-1, 3}));
+  EXPECT_EQ(Session(traced).run(y, {{x, one_image}}).shape(), Shape({1, 3}));
+  const GraphDef written = to_graph_def(traced);
+  for (const proto::NodeDef& n : written.node())
+    if (n.op() == "Squeeze") {
+      EXPECT_THAT(n.attr().at("squeeze_dims").list().i(), ElementsAre(1, 2));
+    }
+  Graph imported = graph_from_graph_def(graph_def_from_text(R"pb(
+      node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "shape" value { shape { dim { size: -1 } dim { size: 1 } dim { size: 1 } dim { size: 3 } } } } }
+      node { name: "s" op: "Squeeze" input: "x" attr { key: "T" value { type: DT_FLOAT } } })pb"));
+  const Tensor s = imported.get_tensor_by_name("s:0");
+  EXPECT_EQ(s.shape(), Shape({-1, 3}));
+  EXPECT_EQ(Session(imported).run(s, {{imported.get_tensor_by_name("x:0"), one_image}}).shape(), Shape({1, 3}));
+  // Nothing known to be 1: an identity.
+  Graph none;
+  {
+    auto scope = none.as_default();
+    const Tensor v = placeholder(DType::kFloat32, {-1, 3}, "v");
+    EXPECT_EQ(producer(squeeze(v)).type(), "Identity");
+  }
+}
+
 }  // namespace
 }  // namespace tapeflow
