@@ -778,7 +778,12 @@ absl::Status Importer::plan_node(int i) {
     std::vector<int64_t> ones;
     for (int d = 0; d < in.rank() && !in.is_fully_defined(); ++d)
       if (in.dim(d) == 1) ones.push_back(d);
-    if (!ones.empty()) node->attrs.set("axes", std::move(ones));
+    if (!ones.empty()) {
+      node->attrs.set("axes", std::move(ones));
+    } else if (!in.is_fully_defined()) {  // nothing known to be 1: nothing to drop
+      node->op = op_of_identity_;
+      node->attrs = AttrMap();
+    }
   }
   for (const auto& [key, value] : attrs) {  // tapeflow-only attrs
     if (key.size() < 2 || key[0] != '_' || key == "_class" || key.ends_with("_f64") || form.lists(key.substr(1))) continue;

@@ -581,7 +581,7 @@ Tensor expand_dims(const Tensor& x, int64_t axis, std::source_location loc) {
 // run time it also drops a dim that is 1 only then (a batch of one). tapeflow's shapes have a
 // rank, so it decides while tracing: the dims known to be 1 go, the unknown ones stay, at run
 // time as in the graph (the axes are written into the node; none to drop is an identity). The
-// import does the same for a TensorFlow Squeeze without squeeze_dims.
+// import does the same for a TensorFlow Squeeze without squeeze_dims (graph_def_import.cc).
 Tensor squeeze(const Tensor& x, std::vector<int64_t> axes, std::source_location loc) {
   if (axes.empty() && x.defined() && !x.shape().is_fully_defined()) {
     for (int i = 0; i < x.shape().rank(); ++i)

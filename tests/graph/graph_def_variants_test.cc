@@ -353,7 +353,15 @@ TEST(GraphDefVariantsTest, SqueezeOfUnknownDimsKeepsItsStaticRank) {
   const Tensor s = imported.get_tensor_by_name("s:0");
   EXPECT_EQ(s.shape(), Shape({-1, 3}));
   EXPECT_EQ(Session(imported).run(s, {{imported.get_tensor_by_name("x:0"), one_image}}).shape(), Shape({1, 3}));
-  // Nothing known to be 1: an identity.
+  // Nothing known to be 1: an identity, traced or imported.
+  Graph imported_none = graph_from_graph_def(graph_def_from_text(R"pb(
+      node { name: "v" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "shape" value { shape { dim { size: -1 } dim { size: 3 } } } } }
+      node { name: "s" op: "Squeeze" input: "v" attr { key: "T" value { type: DT_FLOAT } } })pb"));
+  EXPECT_EQ(imported_none.get_operation_by_name("s").type(), "Identity");
+  EXPECT_EQ(Session(imported_none).run(imported_none.get_tensor_by_name("s:0"),
+                                       {{imported_none.get_tensor_by_name("v:0"), ones({1, 3})}}).shape(),
+            Shape({1, 3}));
   Graph none;
   {
     auto scope = none.as_default();
