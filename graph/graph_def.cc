@@ -615,6 +615,19 @@ void write_select(const GraphState& state, const Node& node, proto::NodeDef& n) 
   if (!same) n.set_op("SelectV2");
 }
 
+// An Identity whose output is less specific than its input is an imported PlaceholderWithDefault
+// (graph_def_import.cc): written back as one, with its shape, so that it can still be fed.
+absl::Status write_placeholder_with_default(const GraphState& state, const Node& node, proto::NodeDef& n) {
+  const TensorSpec& in = state.node(node.inputs[0].node).outputs[node.inputs[0].index];
+  if (node.outputs[0].shape == in.shape) return absl::OkStatus();
+  n.set_op("PlaceholderWithDefault");
+  n.mutable_attr()->erase("T");
+  TF_ASSIGN_OR_RETURN(proto::DataType dtype, to_proto_dtype(node.outputs[0].dtype));
+  (*n.mutable_attr())["dtype"].set_type(dtype);
+  shape_to_proto(node.outputs[0].shape, (*n.mutable_attr())["shape"].mutable_shape());
+  return absl::OkStatus();
+}
+
 absl::Status export_node(const GraphState& state, const Node& node, GraphDef& def,
                          absl::flat_hash_set<std::string>& used, SpareConsts& spare) {
   const OpDef& op = *node.op;
@@ -707,9 +720,11 @@ absl::Status export_node(const GraphState& state, const Node& node, GraphDef& de
   static const OpDef* const matmul = OpRegistry::global().find("MatMul");
   static const OpDef* const select = OpRegistry::global().find("Select");
   static const OpDef* const random_normal = OpRegistry::global().find("RandomNormal");
+  static const OpDef* const identity = OpRegistry::global().find("Identity");
   if (&op == matmul) write_batch_matmul(state, node, n);
   if (&op == select) write_select(state, node, n);
   if (&op == random_normal) n.set_op("RandomStandardNormal");  // TensorFlow's name; read back by alias_of
+  if (&op == identity) TF_RETURN_IF_ERROR(write_placeholder_with_default(state, node, n));
   *def.add_node() = std::move(n);
   return absl::OkStatus();
 }

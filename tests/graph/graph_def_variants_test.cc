@@ -260,6 +260,14 @@ TEST(GraphDefVariantsTest, AliasesReadAsTheirTapeflowOps) {
       EXPECT_FALSE(n.attr().contains("mean"));
       EXPECT_FALSE(n.attr().contains("stddev"));
     }
+  // Written back, it is a PlaceholderWithDefault again, with the shape it was read with.
+  const GraphDef rewritten = to_graph_def(g);
+  for (const proto::NodeDef& n : rewritten.node())
+    if (n.name() == "p") {
+      EXPECT_EQ(n.op(), "PlaceholderWithDefault");
+      EXPECT_EQ(n.attr().at("shape").shape().dim(0).size(), -1);
+    }
+  EXPECT_EQ(graph_from_graph_def(rewritten).get_tensor_by_name("p:0").shape(), Shape({-1, 3}));
   // A shape attr more specific than its default (a fed [2] over a default of unknown size) gives
   // the dims both agree on: unknown here.
   Graph n = graph_from_graph_def(graph_def_from_text(R"pb(
