@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "graph/graph_def.h"
 #include "tapeflow.h"
 #include "tests/support/test_util.h"
@@ -77,22 +78,18 @@ TEST(GraphDefVariantsTest, BatchedProductsTravelAsBatchMatMulV2) {
     EXPECT_EQ(p.shape(), Shape({2, 4, 4})) << op;
     EXPECT_EQ(values(p), values(matmul(a, y, true, false))) << op;
   }
-  // V3 multiplying into another dtype is not MatMul's: an error naming both attrs.
   Graph h;
-  EXPECT_THAT(error_of<UnimplementedError>([&] {
-                import_graph_def(h, graph_def_from_text(head + R"pb(
-                    node { name: "p" op: "BatchMatMulV3" input: "x" input: "y"
-                           attr { key: "Ta" value { type: DT_FLOAT } } attr { key: "Tb" value { type: DT_FLOAT } }
-                           attr { key: "Tout" value { type: DT_DOUBLE } } })pb"));
-              }),
+  auto v3 = [&](const std::string& inputs_type, const std::string& out_type) {
+    import_graph_def(h, graph_def_from_text(head + absl::StrCat(
+        R"pb(node { name: "p" op: "BatchMatMulV3" input: "x" input: "y" attr { key: "Ta" value { type: )pb", inputs_type,
+        R"pb( } } attr { key: "Tb" value { type: )pb", inputs_type, R"pb( } } attr { key: "Tout" value { type: )pb",
+        out_type, " } } }")));
+  };
+  // V3 multiplying into another dtype is not MatMul's: an error naming both attrs.
+  EXPECT_THAT(error_of<UnimplementedError>([&] { v3("DT_FLOAT", "DT_DOUBLE"); }),
               ::testing::HasSubstr("node 'p' (BatchMatMulV3): attr 'Ta' (DT_FLOAT) differs from 'Tout' (DT_DOUBLE)"));
   // ... and a Ta that is not input 0's dtype is refused.
-  EXPECT_THAT(error_of<InvalidArgumentError>([&] {
-                import_graph_def(h, graph_def_from_text(head + R"pb(
-                    node { name: "p" op: "BatchMatMulV3" input: "x" input: "y"
-                           attr { key: "Ta" value { type: DT_DOUBLE } } attr { key: "Tb" value { type: DT_DOUBLE } }
-                           attr { key: "Tout" value { type: DT_DOUBLE } } })pb"));
-              }),
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] { v3("DT_DOUBLE", "DT_DOUBLE"); }),
               ::testing::HasSubstr("attr 'Ta' says DT_DOUBLE but input 0 is float32"));
   EXPECT_EQ(h.num_nodes(), 0);
 }
