@@ -141,6 +141,13 @@ class Importer {
   absl::Status check_op_types();
   absl::StatusOr<std::vector<int>> topological_order();
   absl::Status plan_node(int i);
+  // plan_node's special cases, kept out of its way.
+  [[gnu::cold]] absl::Status check_select(int i, absl::Span<const Ref> refs) const;
+  [[gnu::cold]] absl::Status check_batch_matmul(int i, absl::Span<const Ref> refs) const;
+  [[gnu::cold]] void squeeze_known_ones(Node& node, absl::Span<const Ref> tensors) const;
+  [[gnu::cold]] absl::Status widen_placeholder_with_default(int i, int planned);
+  [[gnu::cold]] absl::Status check_types_of_inputs(int i, const FormItem& f, const proto::AttrValue& value,
+                                                   absl::Span<const Ref> tensors) const;
   absl::StatusOr<Ref> resolve(const Edge& edge, const std::string& input);
   // Nodes naming the same device share one spec (a graph's nodes name a few devices at most).
   absl::StatusOr<SharedDeviceSpec> device_of(const std::string& text);
@@ -652,6 +659,96 @@ absl::StatusOr<SharedDeviceSpec> Importer::device_of(const std::string& text) {
   return devices_.emplace(text, SharedDeviceSpec(std::move(spec))).first->second;
 }
 
+// The special cases of plan_node, out of its way (Note [Linear import]: it runs per node).
+
+// TensorFlow 1's Select with a vector condition over a matrix picks rows; tapeflow's broadcasts.
+absl::Status Importer::check_select(int i, absl::Span<const Ref> refs) const {
+  if (def_.node(i).op() != "Select" || refs.size() != 3 || spec(refs[0]).shape.rank() != 1 || spec(refs[1]).shape.rank() <= 1)
+    return absl::OkStatus();
+  return node_error(absl::StatusCode::kUnimplemented, i,
+                    absl::StrCat("a vector condition ", spec(refs[0]).shape.to_string(), " picks rows of x ",
+                                 spec(refs[1]).shape.to_string(),
+                                 " in TensorFlow 1's Select; tapeflow's Select broadcasts it as SelectV2 does (from the "
+                                 "last dim): give the condition x's shape"));
+}
+
+// BatchMatMulV3's per-input dtypes must be one, the inputs'.
+absl::Status Importer::check_batch_matmul(int i, absl::Span<const Ref> refs) const {
+  const proto::NodeDef& nd = def_.node(i);
+  if (nd.op() != "BatchMatMulV3") return absl::OkStatus();
+  const auto& attrs = nd.attr();
+  for (int k = 0; k < 2 && k < static_cast<int>(refs.size()); ++k) {
+    const char* t = k == 0 ? "Ta" : "Tb";
+    const auto it = attrs.find(t), out = attrs.find("Tout");
+    if (it == attrs.end()) continue;
+    if (out != attrs.end() && it->second.type() != out->second.type())
+      return node_error(absl::StatusCode::kUnimplemented, i,
+                        absl::StrCat("attr '", t, "' (", proto::DataType_Name(it->second.type()), ") differs from 'Tout' (",
+                                     proto::DataType_Name(out->second.type()),
+                                     "); tapeflow's MatMul multiplies and returns one dtype"));
+    const absl::StatusOr<DType> declared = from_proto_dtype(it->second.type());
+    if (!declared.ok() || *declared != spec(refs[static_cast<size_t>(k)]).dtype)
+      return node_error(absl::StatusCode::kInvalidArgument, i,
+                        absl::StrCat("attr '", t, "' says ", proto::DataType_Name(it->second.type()), " but input ", k,
+                                     " is ", dtype_name(spec(refs[static_cast<size_t>(k)]).dtype)));
+  }
+  return absl::OkStatus();
+}
+
+// Note [Squeeze of unknown dims] (eager/ops/array.cc): the dims known to be 1, explicitly.
+void Importer::squeeze_known_ones(Node& node, absl::Span<const Ref> tensors) const {
+  if (tensors.size() != 1 || !node.attrs.get_or<std::vector<int64_t>>("axes", {}).empty()) return;
+  const Shape& in = spec(tensors[0]).shape;
+  if (in.is_fully_defined()) return;
+  std::vector<int64_t> ones;
+  for (int d = 0; d < in.rank(); ++d)
+    if (in.dim(d) == 1) ones.push_back(d);
+  if (!ones.empty()) {
+    node.attrs.set("axes", std::move(ones));
+  } else {  // nothing known to be 1: nothing to drop
+    node.op = op_of_identity_;
+    node.attrs = AttrMap();
+  }
+}
+
+// A PlaceholderWithDefault, read as an Identity: fed, it takes any tensor of its shape attr, so
+// its output keeps the dims that attr and its default agree on.
+absl::Status Importer::widen_placeholder_with_default(int i, int planned) {
+  const proto::NodeDef& nd = def_.node(i);
+  if (nd.op() != "PlaceholderWithDefault") return absl::OkStatus();
+  const auto s = nd.attr().find("shape");
+  if (s == nd.attr().end() || !s->second.has_shape() || s->second.shape().unknown_rank()) return absl::OkStatus();
+  absl::StatusOr<AttrValue> declared = attr_from_proto(s->second, "shape");
+  if (!declared.ok()) return node_error(declared.status().code(), i, absl::StrCat("attr 'shape' ", declared.status().message()));
+  const Shape& wide = std::get<Shape>(*declared);
+  Shape& out = planned_[static_cast<size_t>(planned)]->outputs[0].shape;
+  bool holds = wide.rank() == out.rank();
+  for (int d = 0; holds && d < wide.rank(); ++d) holds = wide.dim(d) < 0 || out.dim(d) < 0 || wide.dim(d) == out.dim(d);
+  if (!holds)
+    return node_error(absl::StatusCode::kInvalidArgument, i,
+                      absl::StrCat("attr 'shape' ", wide.to_string(), " does not hold its default's shape ", out.to_string()));
+  std::vector<int64_t> dims(static_cast<size_t>(out.rank()));
+  for (int d = 0; d < out.rank(); ++d) dims[static_cast<size_t>(d)] = wide.dim(d) == out.dim(d) ? out.dim(d) : -1;
+  out = Shape(std::move(dims));
+  return absl::OkStatus();
+}
+
+// A list(type) attr (IdentityN's T, Print's U) must list the tensor inputs' dtypes from f.index on.
+absl::Status Importer::check_types_of_inputs(int i, const FormItem& f, const proto::AttrValue& value,
+                                             absl::Span<const Ref> tensors) const {
+  std::vector<std::string> actual;
+  for (size_t k = static_cast<size_t>(f.index); k < tensors.size(); ++k) actual.push_back(dtype_name(spec(tensors[k]).dtype));
+  std::vector<std::string> declared;
+  for (int t : value.list().type()) {
+    absl::StatusOr<DType> d = from_proto_dtype(static_cast<proto::DataType>(t));
+    declared.push_back(d.ok() ? dtype_name(*d) : proto::DataType_Name(static_cast<proto::DataType>(t)));
+  }
+  if (value.has_list() && declared == actual) return absl::OkStatus();
+  return node_error(absl::StatusCode::kInvalidArgument, i,
+                    absl::StrCat("attr '", f.name, "' lists [", absl::StrJoin(declared, ", "), "] but the inputs are [",
+                                 absl::StrJoin(actual, ", "), "]"));
+}
+
 absl::Status Importer::plan_node(int i) {
   const proto::NodeDef& nd = def_.node(i);
   auto fail = [&](const absl::Status& s) { return node_error(s.code(), i, s.message()); };
@@ -715,31 +812,10 @@ absl::Status Importer::plan_node(int i) {
     node->attrs.set(f.name, *std::move(v));
   }
   const auto& attrs = nd.attr();
-  if (&op == op_of_select_ && nd.op() == "Select" && refs.size() == 3 && spec(refs[0]).shape.rank() == 1 &&
-      spec(refs[1]).shape.rank() > 1)
-    return node_error(absl::StatusCode::kUnimplemented, i,
-                      absl::StrCat("a vector condition ", spec(refs[0]).shape.to_string(), " picks rows of x ",
-                                   spec(refs[1]).shape.to_string(),
-                                   " in TensorFlow 1's Select; tapeflow's Select broadcasts it as SelectV2 does (from the "
-                                   "last dim): give the condition x's shape"));
+  if (&op == op_of_select_) TF_RETURN_IF_ERROR(check_select(i, refs));
   // A BatchMatMul* read as MatMul (alias_of). Compared only when the op is MatMul's.
   const bool batch_matmul = &op == op_of_matmul_ && nd.op() != "MatMul";
-  if (batch_matmul && nd.op() == "BatchMatMulV3")
-    for (int k = 0; k < 2 && k < static_cast<int>(refs.size()); ++k) {
-      const char* t = k == 0 ? "Ta" : "Tb";
-      const auto it = attrs.find(t), out = attrs.find("Tout");
-      if (it == attrs.end()) continue;
-      if (out != attrs.end() && it->second.type() != out->second.type())
-        return node_error(absl::StatusCode::kUnimplemented, i,
-                          absl::StrCat("attr '", t, "' (", proto::DataType_Name(it->second.type()), ") differs from 'Tout' (",
-                                       proto::DataType_Name(out->second.type()),
-                                       "); tapeflow's MatMul multiplies and returns one dtype"));
-      const absl::StatusOr<DType> declared = from_proto_dtype(it->second.type());
-      if (!declared.ok() || *declared != spec(refs[static_cast<size_t>(k)]).dtype)
-        return node_error(absl::StatusCode::kInvalidArgument, i,
-                          absl::StrCat("attr '", t, "' says ", proto::DataType_Name(it->second.type()), " but input ", k,
-                                       " is ", dtype_name(spec(refs[static_cast<size_t>(k)]).dtype)));
-    }
+  if (batch_matmul) TF_RETURN_IF_ERROR(check_batch_matmul(i, refs));
   for (const FormItem& f : form.items) {
     if (f.kind != FormItem::Kind::kAttr) continue;
     std::string renamed;
@@ -772,19 +848,7 @@ absl::Status Importer::plan_node(int i) {
         v = AttrValue(std::bit_cast<double>(static_cast<int64_t>(bits->second.i())));
     node->attrs.set(f.name, *std::move(v));
   }
-  if (&op == op_of_squeeze_ && tensors.size() == 1 && node->attrs.get_or<std::vector<int64_t>>("axes", {}).empty()) {
-    // Note [Squeeze of unknown dims] (eager/ops/array.cc): the dims known to be 1, explicitly.
-    const Shape& in = spec(tensors[0]).shape;
-    std::vector<int64_t> ones;
-    for (int d = 0; d < in.rank() && !in.is_fully_defined(); ++d)
-      if (in.dim(d) == 1) ones.push_back(d);
-    if (!ones.empty()) {
-      node->attrs.set("axes", std::move(ones));
-    } else if (!in.is_fully_defined()) {  // nothing known to be 1: nothing to drop
-      node->op = op_of_identity_;
-      node->attrs = AttrMap();
-    }
-  }
+  if (&op == op_of_squeeze_) squeeze_known_ones(*node, tensors);
   for (const auto& [key, value] : attrs) {  // tapeflow-only attrs
     if (key.size() < 2 || key[0] != '_' || key == "_class" || key.ends_with("_f64") || form.lists(key.substr(1))) continue;
     const std::string kind = natural_kind(value);
@@ -829,23 +893,7 @@ absl::Status Importer::plan_node(int i) {
   absl::StatusOr<int> id = add_planned(std::move(node), tensors, control, names_[static_cast<uint32_t>(i)]);
   if (!id.ok()) return fail(id.status());
   if (handle >= 0) variable_uses_.emplace_back(*id, handle);
-  if (&op == op_of_identity_ && nd.op() == "PlaceholderWithDefault")
-    if (const auto s = attrs.find("shape"); s != attrs.end() && s->second.has_shape() && !s->second.shape().unknown_rank()) {
-      // Fed, it takes any tensor of its shape attr, which may be wider than its default's.
-      absl::StatusOr<AttrValue> declared = attr_from_proto(s->second, "shape");
-      if (!declared.ok()) return node_error(declared.status().code(), i, absl::StrCat("attr 'shape' ", declared.status().message()));
-      const Shape& wide = std::get<Shape>(*declared);
-      Shape& out = planned_[static_cast<size_t>(*id)]->outputs[0].shape;
-      bool holds = wide.rank() == out.rank();
-      for (int d = 0; holds && d < wide.rank(); ++d) holds = wide.dim(d) < 0 || out.dim(d) < 0 || wide.dim(d) == out.dim(d);
-      if (!holds)
-        return node_error(absl::StatusCode::kInvalidArgument, i,
-                          absl::StrCat("attr 'shape' ", wide.to_string(), " does not hold its default's shape ", out.to_string()));
-      // A dim is known where the fed value and the default agree on it; unknown elsewhere.
-      std::vector<int64_t> dims(static_cast<size_t>(out.rank()));
-      for (int d = 0; d < out.rank(); ++d) dims[static_cast<size_t>(d)] = wide.dim(d) == out.dim(d) ? out.dim(d) : -1;
-      out = Shape(std::move(dims));
-    }
+  if (&op == op_of_identity_) TF_RETURN_IF_ERROR(widen_placeholder_with_default(i, *id));
   // Type attrs must agree with the tensors (a Const feeding an Add of another T, ...).
   const Node& done = planned(*id);
   for (const FormItem& f : form.items) {
@@ -854,19 +902,7 @@ absl::Status Importer::plan_node(int i) {
     if (f.kind == FormItem::Kind::kCount && it->second.i() != static_cast<int64_t>(tensors.size()))
       return node_error(absl::StatusCode::kInvalidArgument, i,
                         absl::StrCat("attr '", f.name, "' is ", it->second.i(), " but the node has ", tensors.size(), " inputs"));
-    if (f.kind == FormItem::Kind::kTypesOfInputs) {
-      std::vector<std::string> actual;
-      for (size_t k = static_cast<size_t>(f.index); k < tensors.size(); ++k) actual.push_back(dtype_name(spec(tensors[k]).dtype));
-      std::vector<std::string> declared;
-      for (int t : it->second.list().type()) {
-        absl::StatusOr<DType> d = from_proto_dtype(static_cast<proto::DataType>(t));
-        declared.push_back(d.ok() ? dtype_name(*d) : proto::DataType_Name(static_cast<proto::DataType>(t)));
-      }
-      if (!it->second.has_list() || declared != actual)
-        return node_error(absl::StatusCode::kInvalidArgument, i,
-                          absl::StrCat("attr '", f.name, "' lists [", absl::StrJoin(declared, ", "), "] but the inputs are [",
-                                       absl::StrJoin(actual, ", "), "]"));
-    }
+    if (f.kind == FormItem::Kind::kTypesOfInputs) TF_RETURN_IF_ERROR(check_types_of_inputs(i, f, it->second, tensors));
     if (f.kind != FormItem::Kind::kTypeOf) continue;
     const bool have = f.of_output ? f.index < static_cast<int>(done.outputs.size()) : f.index < static_cast<int>(tensors.size());
     if (!have) continue;
