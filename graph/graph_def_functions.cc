@@ -199,11 +199,11 @@ class Inliner {
     const std::string prefix = call.name() + "/";
 
     // "arg", "node:arg:k" (or "node", "node:k") in the body -> the tensor's name in the graph.
-    struct Tensor {
+    struct Resolved {  // a body input, named as in the graph (not tapeflow::Tensor)
       std::string name;
       bool of_body = false;  // a body node's output, not one of the caller's inputs
     };
-    auto tensor = [&](std::string_view in) -> absl::StatusOr<Tensor> {
+    auto tensor = [&](std::string_view in) -> absl::StatusOr<Resolved> {
       auto bad = [&] {
         return call_error(call, f, absl::StrCat("the body's input '", av(in), "' names no argument, node or output of the function"));
       };
@@ -220,7 +220,7 @@ class Inliner {
       int k = 0;
       if (first != std::string_view::npos && !(absl::SimpleAtoi(av(index), &k) && k >= 0)) return bad();
       if (const auto a = arg_input.find(head); a != arg_input.end()) {
-        if (arg.empty() && k == 0) return Tensor{std::string(a->second), false};
+        if (arg.empty() && k == 0) return Resolved{std::string(a->second), false};
         return bad();
       }
       const auto node = body.find(head);
@@ -239,7 +239,7 @@ class Inliner {
           k = static_cast<int>(at - names->begin());
         }
       }
-      return Tensor{k == 0 ? absl::StrCat(prefix, av(head)) : absl::StrCat(prefix, av(head), ":", k), true};
+      return Resolved{k == 0 ? absl::StrCat(prefix, av(head)) : absl::StrCat(prefix, av(head), ":", k), true};
     };
 
     for (const proto::NodeDef& b : f.node_def()) {
@@ -255,7 +255,7 @@ class Inliner {
           n.add_input(absl::StrCat("^", prefix, in.substr(1)));
           continue;
         }
-        TF_ASSIGN_OR_RETURN(Tensor t, tensor(in));
+        TF_ASSIGN_OR_RETURN(Resolved t, tensor(in));
         fed_by_body |= t.of_body;
         n.add_input(std::move(t.name));
       }
@@ -297,7 +297,7 @@ class Inliner {
       const auto ret = f.ret().find(result.name());
       if (ret == f.ret().end())
         return call_error(call, f, absl::StrCat("its result '", result.name(), "' has no entry in the function's ret"));
-      TF_ASSIGN_OR_RETURN(Tensor t, tensor(ret->second));
+      TF_ASSIGN_OR_RETURN(Resolved t, tensor(ret->second));
       keep.add_input(std::move(t.name));
       proto::DataType type = result.type();
       if (type == proto::DT_INVALID && !result.type_attr().empty())
