@@ -6,7 +6,8 @@
 // tapeflow convolves and pools NHWC images with HWIO filters (TensorFlow's layout); ONNX's Conv,
 // MaxPool and AveragePool are NCHW with OIHW weights. Each such node becomes
 //   Transpose(perm 0,3,1,2) -> Conv / pool -> Transpose(perm 0,2,3,1)
-// so the graph's tensors keep tapeflow's layout everywhere else. A filter whose value is known
+// so the graph's tensors keep tapeflow's layout everywhere else (a node with data_format NCHW
+// is ONNX's layout already and needs neither Transpose). A filter whose value is known
 // (a variable, a constant) is written transposed to OIHW as its own initializer; a computed one
 // gets a Transpose(perm 3,2,0,1). SAME padding becomes explicit pads (TensorFlow puts the odd
 // pixel after: pad_before = total / 2) when the spatial sizes are known, else auto_pad
@@ -47,18 +48,23 @@ namespace {
 
 // ---- NHWC convolutions and pools (Note [NHWC in ONNX]) ----
 
-absl::Status check_nhwc(NodeContext& n) {
+// True for NCHW: ONNX's own layout, taken without transposes.
+absl::StatusOr<bool> is_nchw(NodeContext& n) {
   TF_ASSIGN_OR_RETURN(const proto::AttrValue* format, n.attr("data_format"));
-  if (format->s() != "NHWC")
-    return absl::UnimplementedError(absl::StrCat("data_format ", format->s(), " (only NHWC is exported)"));
-  return absl::OkStatus();
+  if (format->s() != "NHWC" && format->s() != "NCHW")
+    return absl::UnimplementedError(absl::StrCat("data_format ", format->s()));
+  return format->s() == "NCHW";
 }
 
-// [1, h, w, 1] -> {h, w}
-absl::StatusOr<std::vector<int64_t>> spatial(NodeContext& n, absl::string_view attr) {
+// [1, h, w, 1] (NCHW: [1, 1, h, w]) -> {h, w}
+absl::StatusOr<std::vector<int64_t>> spatial(NodeContext& n, absl::string_view attr, bool nchw) {
   TF_ASSIGN_OR_RETURN(std::vector<int64_t> v, n.attr_ints(attr));
   if (v.size() != 4) return absl::InternalError(absl::StrCat("attr '", attr, "' does not have 4 entries"));
-  return std::vector<int64_t>{v[1], v[2]};
+  return nchw ? std::vector<int64_t>{v[2], v[3]} : std::vector<int64_t>{v[1], v[2]};
+}
+
+Shape nhwc_view(const Shape& s, bool nchw) {
+  return nchw && s.rank() == 4 ? Shape{s.dim(0), s.dim(2), s.dim(3), s.dim(1)} : s;
 }
 
 // Sets pads (or auto_pad) on an NCHW node for TensorFlow's padding over input dims (h, w).
@@ -112,15 +118,15 @@ Tensor hwio_to_oihw(const Tensor& f, const Shape& hwio) {
 
 // Conv2D, or DepthwiseConv2dNative as a grouped Conv (Note [Image ops in ONNX]).
 absl::Status convolution(NodeContext& n, bool depthwise) {
-  TF_RETURN_IF_ERROR(check_nhwc(n));
-  TF_ASSIGN_OR_RETURN(std::vector<int64_t> strides, spatial(n, "strides"));
-  TF_ASSIGN_OR_RETURN(std::vector<int64_t> dilations, spatial(n, "dilations"));
+  TF_ASSIGN_OR_RETURN(const bool nchw, is_nchw(n));
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> strides, spatial(n, "strides", nchw));
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> dilations, spatial(n, "dilations", nchw));
   TF_ASSIGN_OR_RETURN(TensorSpec x, n.in_spec(0));
   TF_ASSIGN_OR_RETURN(TensorSpec f, n.in_spec(1));
   const int64_t groups = !depthwise ? 1 : f.shape.rank() == 4 ? f.shape.dim(2) : -1;
   if (groups < 0)
     return absl::UnimplementedError("a filter with an unknown number of input channels (ONNX's group must be known)");
-  const std::string x_nchw = to_nchw(n, n.in(0));
+  const std::string x_nchw = nchw ? n.in(0) : to_nchw(n, n.in(0));
   std::string weights;
   if (const Tensor* value = n.const_value(1)) {
     // A depthwise [kh, kw, C, M] filter is the HWIO filter [kh, kw, 1, C * M] of its groups.
@@ -136,31 +142,31 @@ absl::Status convolution(NodeContext& n, bool depthwise) {
     weights = n.temp("filter_oihw");
     set_ints(n.emit("Transpose", {hwio}, {weights}), "perm", {3, 2, 0, 1});
   }
-  const std::string y = n.temp("conv_nchw");
+  const std::string y = nchw ? n.out() : n.temp("conv_nchw");
   onnx::NodeProto* conv = n.emit("Conv", {x_nchw, weights}, {y});
   const std::vector<int64_t> kernel = {f.shape.dim(0), f.shape.dim(1)};
   if (kernel[0] >= 0 && kernel[1] >= 0) set_ints(conv, "kernel_shape", kernel);
   set_ints(conv, "strides", strides);
   set_ints(conv, "dilations", dilations);
   if (depthwise) set_int(conv, "group", groups);
-  TF_RETURN_IF_ERROR(set_padding(n, conv, x.shape, kernel, strides, dilations));
-  from_nchw(n, y);
+  TF_RETURN_IF_ERROR(set_padding(n, conv, nhwc_view(x.shape, nchw), kernel, strides, dilations));
+  if (!nchw) from_nchw(n, y);
   return absl::OkStatus();
 }
 
 Converter pool(absl::string_view onnx_op) {
   return [op = std::string(onnx_op)](NodeContext& n) -> absl::Status {
-    TF_RETURN_IF_ERROR(check_nhwc(n));
-    TF_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, spatial(n, "ksize"));
-    TF_ASSIGN_OR_RETURN(std::vector<int64_t> strides, spatial(n, "strides"));
+    TF_ASSIGN_OR_RETURN(const bool nchw, is_nchw(n));
+    TF_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, spatial(n, "ksize", nchw));
+    TF_ASSIGN_OR_RETURN(std::vector<int64_t> strides, spatial(n, "strides", nchw));
     TF_ASSIGN_OR_RETURN(TensorSpec x, n.in_spec(0));
-    const std::string x_nchw = to_nchw(n, n.in(0));
-    const std::string y = n.temp("pool_nchw");
+    const std::string x_nchw = nchw ? n.in(0) : to_nchw(n, n.in(0));
+    const std::string y = nchw ? n.out() : n.temp("pool_nchw");
     onnx::NodeProto* node = n.emit(op, {x_nchw}, {y});
     set_ints(node, "kernel_shape", kernel);
     set_ints(node, "strides", strides);
-    TF_RETURN_IF_ERROR(set_padding(n, node, x.shape, kernel, strides, {1, 1}));
-    from_nchw(n, y);
+    TF_RETURN_IF_ERROR(set_padding(n, node, nhwc_view(x.shape, nchw), kernel, strides, {1, 1}));
+    if (!nchw) from_nchw(n, y);
     return absl::OkStatus();
   };
 }
@@ -277,11 +283,22 @@ void add_image_converters(ConverterTable& table) {
       {"DepthwiseConv2dNative", [](NodeContext& n) { return convolution(n, true); }},
       {"MaxPool", pool("MaxPool")},
       {"AvgPool", pool("AveragePool")},
-      // NHWC BiasAdd: ONNX's Add broadcasts the [C] bias over the last dim.
+      // NHWC BiasAdd: ONNX's Add broadcasts the [C] bias over the last dim. NCHW's channels are
+      // dim 1: the bias is reshaped to [C, 1, ..., 1] first.
       {"BiasAdd",
        [](NodeContext& n) -> absl::Status {
-         TF_RETURN_IF_ERROR(check_nhwc(n));
-         n.emit("Add", {n.in(0), n.in(1)}, {n.out()});
+         TF_ASSIGN_OR_RETURN(const bool nchw, is_nchw(n));
+         if (!nchw) {
+           n.emit("Add", {n.in(0), n.in(1)}, {n.out()});
+           return absl::OkStatus();
+         }
+         TF_ASSIGN_OR_RETURN(TensorSpec x, n.in_spec(0));
+         if (x.shape.rank() < 3) return absl::UnimplementedError("an NCHW BiasAdd of rank below 3");
+         std::vector<int64_t> dims(static_cast<size_t>(x.shape.rank() - 1), 1);
+         dims[0] = -1;
+         const std::string bias = n.temp("bias_channels");
+         n.emit("Reshape", {n.in(1), n.builder().add_int64s(absl::StrCat(n.name(), "/bias_shape"), dims)}, {bias});
+         n.emit("Add", {n.in(0), bias}, {n.out()});
          return absl::OkStatus();
        }},
       {"FusedBatchNormV3", fused_batch_norm},

@@ -1,6 +1,6 @@
 // CPU kernels of the conv family (eager/ops/conv.cc): Conv2D, Conv2DBackpropInput and
-// Conv2DBackpropFilter on NHWC float32 / float64 tensors. Shapes and attributes were validated
-// by the shape functions.
+// Conv2DBackpropFilter on NHWC float32 / float64 tensors (NCHW ones: Note [NCHW kernels],
+// devices/cpu/nchw.h). Shapes and attributes were validated by the shape functions.
 //
 // Note [Conv2D kernels] (see eager/ops/conv.h): the image patches of every output pixel form a
 // "column" matrix cols[N*OH*OW, KH*KW*Cin] whose row order (kh, kw, cin) matches the filter's
@@ -28,6 +28,7 @@
 #include "devices/cpu/blas.h"
 #include "devices/cpu/conv_direct.h"
 #include "devices/cpu/conv_variants.h"
+#include "devices/cpu/nchw.h"
 #include "devices/cpu/register.h"
 #include "devices/cpu/thread_pool.h"
 #include "devices/kernel_registry.h"
@@ -419,11 +420,15 @@ absl::Status conv2d_backprop_filter_kernel(KernelContext& ctx) {
 }  // namespace
 
 void register_conv_kernels(KernelRegistry& r) {
-  register_each<float, double>(r, "Conv2D", DeviceType::kCPU, []<typename T>() -> KernelFn { return conv2d_kernel<T>; });
-  register_each<float, double>(r, "Conv2DBackpropInput", DeviceType::kCPU,
-                               []<typename T>() -> KernelFn { return conv2d_backprop_input_kernel<T>; });
-  register_each<float, double>(r, "Conv2DBackpropFilter", DeviceType::kCPU,
-                               []<typename T>() -> KernelFn { return conv2d_backprop_filter_kernel<T>; });
+  // Note [NCHW kernels]: which inputs are images, and whether the output is one.
+  register_each<float, double>(r, "Conv2D", DeviceType::kCPU,
+                               []<typename T>() -> KernelFn { return nchw_or_nhwc<conv2d_kernel<T>, 0b01>; });
+  register_each<float, double>(r, "Conv2DBackpropInput", DeviceType::kCPU, []<typename T>() -> KernelFn {
+    return nchw_or_nhwc<conv2d_backprop_input_kernel<T>, 0b10>;
+  });
+  register_each<float, double>(r, "Conv2DBackpropFilter", DeviceType::kCPU, []<typename T>() -> KernelFn {
+    return nchw_or_nhwc<conv2d_backprop_filter_kernel<T>, 0b11, false>;
+  });
 }
 
 }  // namespace tapeflow::cpu

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "devices/cpu/nchw.h"
 #include "devices/cpu/register.h"
 #include "devices/cpu/thread_pool.h"
 
@@ -191,9 +192,13 @@ absl::Status direct_conv2d(KernelContext& ctx, ConvPass pass, bool depthwise) {
 
 void register_conv_variant_kernels(KernelRegistry& r) {
   for (DType dt : {DType::kFloat32, DType::kFloat64}) {
-    r.add("DepthwiseConv2dNative", DeviceType::kCPU, dt, depthwise_kernel<ConvPass::kForward>);
-    r.add("DepthwiseConv2dNativeBackpropInput", DeviceType::kCPU, dt, depthwise_kernel<ConvPass::kBackpropInput>);
-    r.add("DepthwiseConv2dNativeBackpropFilter", DeviceType::kCPU, dt, depthwise_kernel<ConvPass::kBackpropFilter>);
+    // Note [NCHW kernels]: the images are input 0 and the output; out_backprop (input 1) of the
+    // backprops; input 0 and out_backprop of the filter's backprop, whose output is a filter.
+    r.add("DepthwiseConv2dNative", DeviceType::kCPU, dt, nchw_or_nhwc<depthwise_kernel<ConvPass::kForward>, 0b01>);
+    r.add("DepthwiseConv2dNativeBackpropInput", DeviceType::kCPU, dt,
+          nchw_or_nhwc<depthwise_kernel<ConvPass::kBackpropInput>, 0b10>);
+    r.add("DepthwiseConv2dNativeBackpropFilter", DeviceType::kCPU, dt,
+          nchw_or_nhwc<depthwise_kernel<ConvPass::kBackpropFilter>, 0b11, false>);
   }
 }
 

@@ -1,7 +1,7 @@
 // CPU kernels of the pool family (eager/ops/pool.cc): MaxPool, AvgPool, MaxPoolGrad,
-// MaxPoolGradGrad and AvgPoolGrad on NHWC float32 / float64 tensors. Shapes and attributes were
-// validated by the shape functions. Channels are the innermost loop everywhere (contiguous in
-// NHWC).
+// MaxPoolGradGrad and AvgPoolGrad on NHWC float32 / float64 tensors (NCHW ones: Note [NCHW
+// kernels], devices/cpu/nchw.h). Shapes and attributes were validated by the shape functions.
+// Channels are the innermost loop everywhere (contiguous in NHWC).
 //
 // Each window is clipped to the image, so padded positions never take part: max ignores them
 // and the average divides by the clipped window's size, as TensorFlow does. With TF's SAME
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "devices/cpu/nchw.h"
 #include "devices/cpu/register.h"
 #include "devices/cpu/thread_pool.h"
 #include "devices/kernel_registry.h"
@@ -265,63 +266,19 @@ absl::Status avg_pool_grad_kernel(KernelContext& ctx) {
   return absl::OkStatus();
 }
 
-// Note [NCHW pooling]: NCHW calls run the NHWC kernels above between transposes. Each 4-D
-// input is copied to NHWC, the kernel runs with NHWC attributes ({h, w} windows), and its output
-// is copied back to NCHW: one MaxPool / AvgPool / ... node in the graph either way.
-template <typename T>
-void transpose4(const T* src, T* dst, const Shape& s, bool to_nhwc) {
-  const int64_t n = s.dim(0), a = s.dim(1), b = s.dim(2), c = s.dim(3);  // src dims
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t x = 0; x < a; ++x)
-      for (int64_t y = 0; y < b; ++y)
-        for (int64_t z = 0; z < c; ++z) {
-          // to NHWC: src [N, C, H, W] -> dst [N, H, W, C]; back: src [N, H, W, C] -> dst [N, C, H, W].
-          const int64_t d = to_nhwc ? ((i * b + y) * c + z) * a + x : ((i * c + z) * a + x) * b + y;
-          dst[d] = src[((i * a + x) * b + y) * c + z];
-        }
-}
-
-Shape nhwc_of(const Shape& nchw) { return Shape{nchw.dim(0), nchw.dim(2), nchw.dim(3), nchw.dim(1)}; }
-
-template <typename T, KernelFn kNhwc>
-absl::Status layout_kernel(KernelContext& ctx) {
-  const AttrValue* format = ctx.attrs.find("data_format");
-  if (format == nullptr || std::get<std::string>(*format) != "NCHW") return kNhwc(ctx);
-  std::vector<DeviceTensor> inputs;
-  for (const DeviceTensor* in : ctx.inputs) {
-    TF_ASSIGN_OR_RETURN(DeviceTensor t, ctx.device->allocate(in->dtype, nhwc_of(in->shape)));
-    transpose4(in->data<T>(), t.data<T>(), in->shape, true);
-    inputs.push_back(std::move(t));
-  }
-  DeviceTensor& out = ctx.output(0);
-  TF_ASSIGN_OR_RETURN(DeviceTensor result, ctx.device->allocate(out.dtype, nhwc_of(out.shape)));
-  AttrMap attrs = ctx.attrs;
-  for (const char* name : {"ksize", "strides"}) {
-    const auto& v = ctx.attrs.get<std::vector<int64_t>>(name);
-    if (v.size() == 4) attrs.set(name, std::vector<int64_t>{v[2], v[3]});
-  }
-  attrs.set("data_format", std::string("NHWC"));
-  std::vector<const DeviceTensor*> pointers;
-  for (const DeviceTensor& t : inputs) pointers.push_back(&t);
-  KernelContext nhwc{ctx.device, ctx.op, pointers, absl::MakeSpan(&result, 1), attrs};
-  TF_RETURN_IF_ERROR(kNhwc(nhwc));
-  transpose4(result.data<T>(), out.data<T>(), result.shape, false);
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 void register_pool_kernels(KernelRegistry& r) {
   register_each<float, double>(r, "MaxPool", DeviceType::kCPU,
-                               []<typename T>() -> KernelFn { return layout_kernel<T, pool_kernel<T, true>>; });
+                               []<typename T>() -> KernelFn { return nchw_or_nhwc<pool_kernel<T, true>>; });
   register_each<float, double>(r, "AvgPool", DeviceType::kCPU,
-                               []<typename T>() -> KernelFn { return layout_kernel<T, pool_kernel<T, false>>; });
+                               []<typename T>() -> KernelFn { return nchw_or_nhwc<pool_kernel<T, false>>; });
   register_each<float, double>(r, "MaxPoolGrad", DeviceType::kCPU,
-                               []<typename T>() -> KernelFn { return layout_kernel<T, max_pool_grad_kernel<T>>; });
+                               []<typename T>() -> KernelFn { return nchw_or_nhwc<max_pool_grad_kernel<T>>; });
   register_each<float, double>(r, "MaxPoolGradGrad", DeviceType::kCPU,
-                               []<typename T>() -> KernelFn { return layout_kernel<T, max_pool_grad_grad_kernel<T>>; });
+                               []<typename T>() -> KernelFn { return nchw_or_nhwc<max_pool_grad_grad_kernel<T>>; });
   register_each<float, double>(r, "AvgPoolGrad", DeviceType::kCPU,
-                               []<typename T>() -> KernelFn { return layout_kernel<T, avg_pool_grad_kernel<T>>; });
+                               []<typename T>() -> KernelFn { return nchw_or_nhwc<avg_pool_grad_kernel<T>>; });
 }
 
 }  // namespace tapeflow::cpu

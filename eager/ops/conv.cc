@@ -60,6 +60,24 @@ absl::StatusOr<bool> parse_data_format(const char* op, const std::string& data_f
   return invalid(op, "data_format must be \"NHWC\" or \"NCHW\", got \"", data_format, "\"");
 }
 
+absl::StatusOr<bool> nchw_of(const InferenceContext& ctx) {
+  if (ctx.attrs.find("data_format") == nullptr) return false;
+  return parse_data_format(ctx.op, ctx.attrs.get<std::string>("data_format"));
+}
+
+std::vector<int64_t> layout_window(std::vector<int64_t> v, std::string_view data_format) {
+  if (data_format == "NCHW" && v.size() == 2) return std::vector<int64_t>{1, 1, v[0], v[1]};
+  return v;
+}
+
+AttrMap window_attrs(std::vector<int64_t> strides, std::string_view padding, std::vector<int64_t> dilations,
+                     std::string_view data_format) {
+  return AttrMap{{"strides", layout_window(std::move(strides), data_format)},
+                 {"padding", std::string(padding)},
+                 {"dilations", layout_window(std::move(dilations), data_format)},
+                 {"data_format", std::string(data_format)}};
+}
+
 absl::StatusOr<std::array<int64_t, 2>> dilated_window(const char* op, std::array<int64_t, 2> k,
                                                        std::array<int64_t, 2> dilations) {
   std::array<int64_t, 2> out{};
@@ -161,10 +179,33 @@ absl::Status check_out_backprop(const InferenceContext& ctx, const Shape& got, c
 }
 }  // namespace
 
+namespace {
+// Note [NCHW kernels] (devices/cpu/nchw.h): an NCHW image's shape is checked as the NHWC one it
+// is read as, and the result turned back.
+Shape nhwc_of(const Shape& nchw) { return Shape{nchw.dim(0), nchw.dim(2), nchw.dim(3), nchw.dim(1)}; }
+Shape nchw_of_shape(const Shape& nhwc) { return Shape{nhwc.dim(0), nhwc.dim(3), nhwc.dim(1), nhwc.dim(2)}; }
+
+// A family's output shape for an image in the call's layout (`image` named image_name).
+absl::StatusOr<Shape> output_in_layout(const InferenceContext& ctx, ConvOutputShapeFn output, bool nchw,
+                                       const Shape& image, const char* image_name, const Shape& filter,
+                                       const char* filter_name) {
+  if (!nchw) return output(ctx, image, image_name, filter, filter_name);
+  TF_RETURN_IF_ERROR(check_rank4(ctx, image, image_name, "[batch, channels, height, width] (data_format NCHW)"));
+  absl::StatusOr<Shape> out = output(ctx, nhwc_of(image), image_name, filter, filter_name);
+  if (!out.ok())  // its message shows the NHWC shape: say where it came from
+    return absl::Status(out.status().code(),
+                        absl::StrCat(out.status().message(), " (data_format NCHW: '", image_name, "' ",
+                                     image.to_string(), " read as NHWC ", nhwc_of(image).to_string(), ")"));
+  return nchw_of_shape(*out);
+}
+}  // namespace
+
 absl::StatusOr<OutputSpecs> conv_forward_shape(const InferenceContext& ctx, ConvOutputShapeFn output) {
   TF_RETURN_IF_ERROR(check_float(ctx, 0, "input"));
   TF_RETURN_IF_ERROR(check_same_dtype(ctx, 0, "input", 1, "filter"));
-  TF_ASSIGN_OR_RETURN(Shape out, output(ctx, ctx.inputs[0].shape, "input", ctx.inputs[1].shape, "filter"));
+  TF_ASSIGN_OR_RETURN(bool nchw, nchw_of(ctx));
+  TF_ASSIGN_OR_RETURN(Shape out, output_in_layout(ctx, output, nchw, ctx.inputs[0].shape, "input", ctx.inputs[1].shape,
+                                                  "filter"));
   return single_output(ctx.inputs[0].dtype, std::move(out));
 }
 
@@ -172,9 +213,10 @@ absl::StatusOr<OutputSpecs> conv_backprop_input_shape(const InferenceContext& ct
                                                       ConvForwardDescFn desc) {
   TF_RETURN_IF_ERROR(check_float(ctx, 0, "filter"));
   TF_RETURN_IF_ERROR(check_same_dtype(ctx, 0, "filter", 1, "out_backprop"));
+  TF_ASSIGN_OR_RETURN(bool nchw, nchw_of(ctx));
   TF_ASSIGN_OR_RETURN(Shape input, shape_attr(ctx, "input_shape"));
   const Shape& filter = ctx.inputs[0].shape;
-  TF_ASSIGN_OR_RETURN(Shape expected, output(ctx, input, "input_shape", filter, "filter"));
+  TF_ASSIGN_OR_RETURN(Shape expected, output_in_layout(ctx, output, nchw, input, "input_shape", filter, "filter"));
   TF_RETURN_IF_ERROR(check_out_backprop(ctx, ctx.inputs[1].shape, expected, desc, input, filter));
   return single_output(ctx.inputs[0].dtype, std::move(input));
 }
@@ -183,9 +225,10 @@ absl::StatusOr<OutputSpecs> conv_backprop_filter_shape(const InferenceContext& c
                                                        ConvForwardDescFn desc) {
   TF_RETURN_IF_ERROR(check_float(ctx, 0, "input"));
   TF_RETURN_IF_ERROR(check_same_dtype(ctx, 0, "input", 1, "out_backprop"));
+  TF_ASSIGN_OR_RETURN(bool nchw, nchw_of(ctx));
   TF_ASSIGN_OR_RETURN(Shape filter, shape_attr(ctx, "filter_shape"));
   const Shape& input = ctx.inputs[0].shape;
-  TF_ASSIGN_OR_RETURN(Shape expected, output(ctx, input, "input", filter, "filter_shape"));
+  TF_ASSIGN_OR_RETURN(Shape expected, output_in_layout(ctx, output, nchw, input, "input", filter, "filter_shape"));
   TF_RETURN_IF_ERROR(check_out_backprop(ctx, ctx.inputs[1].shape, expected, desc, input, filter));
   return single_output(ctx.inputs[0].dtype, std::move(filter));
 }
@@ -203,11 +246,13 @@ absl::StatusOr<Shape> conv_output_shape(const InferenceContext& ctx, const Shape
                                         const Shape& filter, const char* filter_name) {
   TF_RETURN_IF_ERROR(internal::check_conv_operands(ctx, input, input_name, filter, filter_name,
                                                    "[height, width, in_channels, out_channels]"));
-  TF_ASSIGN_OR_RETURN(auto strides, internal::spatial_pair(ctx.op, ctx.attrs.get<Ints>("strides"), "strides"));
+  TF_ASSIGN_OR_RETURN(bool nchw, internal::nchw_of(ctx));
+  TF_ASSIGN_OR_RETURN(auto strides, internal::spatial_pair(ctx.op, ctx.attrs.get<Ints>("strides"), "strides", nchw));
   TF_ASSIGN_OR_RETURN(bool same, internal::parse_padding(ctx.op, ctx.attrs.get<std::string>("padding")));
   std::array<int64_t, 2> dilations{1, 1};
   if (ctx.attrs.has("dilations")) {
-    TF_ASSIGN_OR_RETURN(dilations, internal::spatial_pair(ctx.op, ctx.attrs.get<Ints>("dilations"), "dilations"));
+    TF_ASSIGN_OR_RETURN(dilations,
+                        internal::spatial_pair(ctx.op, ctx.attrs.get<Ints>("dilations"), "dilations", nchw));
   }
   TF_ASSIGN_OR_RETURN(auto hw, internal::filter_output_hw(ctx, input, input_name, filter, filter_name, strides,
                                                           dilations, same, /*always_name_dilated=*/false));
@@ -227,17 +272,15 @@ std::string forward_desc(const InferenceContext& ctx, const Shape& input, const 
 using ConvShapes = internal::ConvShapeFns<conv_output_shape, forward_desc>;
 
 OpDef kConv2D{.type = "Conv2D", .api_name = "conv2d", .num_inputs = 2, .infer = ConvShapes::forward,
-    .tf_form = "T=in0 strides:hw padding:string data_format=NHWC dilations:hw=[1,1,1,1]"};
+    .tf_form = "T=in0 strides:hw padding:string data_format:string=NHWC dilations:hw=[1,1,1,1]"};
 OpDef kConv2DBackpropInput{.type = "Conv2DBackpropInput", .api_name = "conv2d_backprop_input", .num_inputs = 2,
                            .infer = ConvShapes::backprop_input,
-    .tf_form = "T=in0 input_shape@ints#0 strides:hw padding:string data_format=NHWC dilations:hw=[1,1,1,1]"};
+    .tf_form = "T=in0 input_shape@ints#0 strides:hw padding:string data_format:string=NHWC dilations:hw=[1,1,1,1]"};
 OpDef kConv2DBackpropFilter{.type = "Conv2DBackpropFilter", .api_name = "conv2d_backprop_filter", .num_inputs = 2,
                             .infer = ConvShapes::backprop_filter,
-    .tf_form = "T=in0 filter_shape@ints#1 strides:hw padding:string data_format=NHWC dilations:hw=[1,1,1,1]"};
+    .tf_form = "T=in0 filter_shape@ints#1 strides:hw padding:string data_format:string=NHWC dilations:hw=[1,1,1,1]"};
 
-AttrMap window_attrs(std::vector<int64_t> strides, std::string_view padding, std::vector<int64_t> dilations = {1, 1}) {
-  return AttrMap{{"strides", std::move(strides)}, {"padding", std::string(padding)}, {"dilations", std::move(dilations)}};
-}
+using internal::window_attrs;
 
 }  // namespace
 
@@ -249,39 +292,42 @@ void register_conv_ops(OpRegistry& r) {
 
 Tensor conv2d(const Tensor& input, const Tensor& filter, std::vector<int64_t> strides, std::string_view padding,
               std::source_location loc) {
-  return conv2d(input, filter, std::move(strides), padding, {1, 1}, loc);
+  return conv2d(input, filter, std::move(strides), padding, {1, 1}, "NHWC", loc);
 }
 
 Tensor conv2d(const Tensor& input, const Tensor& filter, std::vector<int64_t> strides, std::string_view padding,
-              std::vector<int64_t> dilations, std::source_location loc) {
+              std::vector<int64_t> dilations, std::string_view data_format, std::source_location loc) {
   const Tensor inputs[2] = {input, filter};
-  return execute_single(kConv2D, inputs, window_attrs(std::move(strides), padding, std::move(dilations)), loc);
+  return execute_single(kConv2D, inputs, window_attrs(std::move(strides), padding, std::move(dilations), data_format),
+                        loc);
 }
 
 Tensor conv2d_backprop_input(std::vector<int64_t> input_shape, const Tensor& filter, const Tensor& out_backprop,
                              std::vector<int64_t> strides, std::string_view padding, std::source_location loc) {
-  return conv2d_backprop_input(std::move(input_shape), filter, out_backprop, std::move(strides), padding, {1, 1}, loc);
+  return conv2d_backprop_input(std::move(input_shape), filter, out_backprop, std::move(strides), padding, {1, 1}, "NHWC",
+                               loc);
 }
 
 Tensor conv2d_backprop_input(std::vector<int64_t> input_shape, const Tensor& filter, const Tensor& out_backprop,
                              std::vector<int64_t> strides, std::string_view padding, std::vector<int64_t> dilations,
-                             std::source_location loc) {
+                             std::string_view data_format, std::source_location loc) {
   const Tensor inputs[2] = {filter, out_backprop};
-  AttrMap attrs = window_attrs(std::move(strides), padding, std::move(dilations));
+  AttrMap attrs = window_attrs(std::move(strides), padding, std::move(dilations), data_format);
   attrs.set("input_shape", std::move(input_shape));
   return execute_single(kConv2DBackpropInput, inputs, attrs, loc);
 }
 
 Tensor conv2d_backprop_filter(const Tensor& input, std::vector<int64_t> filter_shape, const Tensor& out_backprop,
                               std::vector<int64_t> strides, std::string_view padding, std::source_location loc) {
-  return conv2d_backprop_filter(input, std::move(filter_shape), out_backprop, std::move(strides), padding, {1, 1}, loc);
+  return conv2d_backprop_filter(input, std::move(filter_shape), out_backprop, std::move(strides), padding, {1, 1},
+                                "NHWC", loc);
 }
 
 Tensor conv2d_backprop_filter(const Tensor& input, std::vector<int64_t> filter_shape, const Tensor& out_backprop,
                               std::vector<int64_t> strides, std::string_view padding, std::vector<int64_t> dilations,
-                              std::source_location loc) {
+                              std::string_view data_format, std::source_location loc) {
   const Tensor inputs[2] = {input, out_backprop};
-  AttrMap attrs = window_attrs(std::move(strides), padding, std::move(dilations));
+  AttrMap attrs = window_attrs(std::move(strides), padding, std::move(dilations), data_format);
   attrs.set("filter_shape", std::move(filter_shape));
   return execute_single(kConv2DBackpropFilter, inputs, attrs, loc);
 }
@@ -290,9 +336,9 @@ Tensor conv2d_backprop_filter(const Tensor& input, std::vector<int64_t> filter_s
 // out_backprop (tf.nn.conv2d_transpose builds the same node).
 Tensor conv2d_transpose(const Tensor& input, const Tensor& filter, std::vector<int64_t> output_shape,
                         std::vector<int64_t> strides, std::string_view padding, std::vector<int64_t> dilations,
-                        std::source_location loc) {
+                        std::string_view data_format, std::source_location loc) {
   return conv2d_backprop_input(std::move(output_shape), filter, input, std::move(strides), padding,
-                               std::move(dilations), loc);
+                               std::move(dilations), data_format, loc);
 }
 
 }  // namespace tapeflow

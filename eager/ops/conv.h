@@ -1,4 +1,4 @@
-// 2-D convolution over NHWC images, and the two primitives its gradient is built from.
+// 2-D convolution over NHWC (or NCHW) images, and the two primitives its gradient is built from.
 //
 //   Tensor x = random_normal({64, 28, 28, 1});     // [batch, height, width, in_channels]
 //   Tensor w = random_normal({5, 5, 1, 32});       // [kh, kw, in_channels, out_channels]
@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/attr.h"
 #include "core/shape.h"
 #include "eager/tensor.h"
 
@@ -44,10 +45,13 @@ namespace tapeflow {
 // Cross-correlation of input [N, H, W, Cin] with filter [KH, KW, Cin, Cout]: [N, OH, OW, Cout].
 Tensor conv2d(const Tensor& input, const Tensor& filter, std::vector<int64_t> strides, std::string_view padding,
               TF_SL);
-// The same with TensorFlow's dilations (tf.nn.conv2d's `dilations`): {dh, dw} or {1, dh, dw, 1}.
-// Dilated convolutions run a simple direct kernel (Note [Conv2D kernels] covers dilation 1).
+// The same with TensorFlow's dilations (tf.nn.conv2d's `dilations`): {dh, dw} or {1, dh, dw, 1};
+// and its data_format: "NHWC", or "NCHW" for input [N, Cin, H, W] and output [N, Cout, OH, OW]
+// (the filter is [KH, KW, Cin, Cout] in both; 4-entry strides and dilations are then
+// {1, 1, h, w}). Dilated convolutions run a simple direct kernel (Note [Conv2D kernels] covers
+// dilation 1); NCHW runs the NHWC kernels between transposes (Note [NCHW kernels]).
 Tensor conv2d(const Tensor& input, const Tensor& filter, std::vector<int64_t> strides, std::string_view padding,
-              std::vector<int64_t> dilations, TF_SL);
+              std::vector<int64_t> dilations, std::string_view data_format = "NHWC", TF_SL);
 
 // d/d input of sum(conv2d(input, filter) * out_backprop), for an input of shape input_shape
 // (4 known dims). out_backprop must have conv2d's output shape. Primitive (its own kernel).
@@ -55,7 +59,7 @@ Tensor conv2d_backprop_input(std::vector<int64_t> input_shape, const Tensor& fil
                              std::vector<int64_t> strides, std::string_view padding, TF_SL);
 Tensor conv2d_backprop_input(std::vector<int64_t> input_shape, const Tensor& filter, const Tensor& out_backprop,
                              std::vector<int64_t> strides, std::string_view padding, std::vector<int64_t> dilations,
-                             TF_SL);
+                             std::string_view data_format = "NHWC", TF_SL);
 
 // d/d filter of sum(conv2d(input, filter) * out_backprop), for a filter of shape filter_shape
 // (4 known dims). Primitive (its own kernel).
@@ -63,7 +67,7 @@ Tensor conv2d_backprop_filter(const Tensor& input, std::vector<int64_t> filter_s
                               std::vector<int64_t> strides, std::string_view padding, TF_SL);
 Tensor conv2d_backprop_filter(const Tensor& input, std::vector<int64_t> filter_shape, const Tensor& out_backprop,
                               std::vector<int64_t> strides, std::string_view padding, std::vector<int64_t> dilations,
-                              TF_SL);
+                              std::string_view data_format = "NHWC", TF_SL);
 
 // tf.nn.conv2d_transpose: the transpose (adjoint) of conv2d, i.e. Conv2DBackpropInput with
 // `input` as the out_backprop. input [N, H, W, Cin]; filter [KH, KW, Cout, Cin] (note the order:
@@ -71,9 +75,11 @@ Tensor conv2d_backprop_filter(const Tensor& input, std::vector<int64_t> filter_s
 // that conv2d with these strides, padding and dilations maps to input's shape.
 Tensor conv2d_transpose(const Tensor& input, const Tensor& filter, std::vector<int64_t> output_shape,
                         std::vector<int64_t> strides, std::string_view padding,
-                        std::vector<int64_t> dilations = {1, 1}, TF_SL);
+                        std::vector<int64_t> dilations = {1, 1}, std::string_view data_format = "NHWC", TF_SL);
 
 #undef TF_SL
+
+struct InferenceContext;
 
 namespace internal {
 // Window geometry shared by the conv and pool shape functions (eager/ops/pool.cc).
@@ -85,6 +91,14 @@ absl::StatusOr<std::array<int64_t, 2>> spatial_pair(const char* op, const std::v
                                                      bool nchw);
 // true for "NCHW", false for "NHWC", an InvalidArgumentError otherwise.
 absl::StatusOr<bool> parse_data_format(const char* op, const std::string& data_format);
+// The call's data_format attr, parsed; absent is NHWC (graphs written before it existed).
+absl::StatusOr<bool> nchw_of(const InferenceContext& ctx);
+// NCHW windows are kept in TensorFlow's 4-entry form {1, 1, h, w}, which the GraphDef writes as
+// it is ("hw" attrs expand a 2-entry {h, w} to NHWC's [1, h, w, 1]).
+std::vector<int64_t> layout_window(std::vector<int64_t> v, std::string_view data_format);
+// A conv call's attrs: strides and dilations (in data_format's window form), padding, data_format.
+AttrMap window_attrs(std::vector<int64_t> strides, std::string_view padding, std::vector<int64_t> dilations,
+                     std::string_view data_format);
 // true for "SAME", false for "VALID", an InvalidArgumentError otherwise.
 absl::StatusOr<bool> parse_padding(const char* op, const std::string& padding);
 // Output {height, width} of a window of size `window` sliding over the NHWC `input` (named

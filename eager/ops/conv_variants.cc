@@ -27,8 +27,10 @@ absl::StatusOr<Shape> depthwise_output_shape(const InferenceContext& ctx, const 
                                              const Shape& filter, const char* filter_name) {
   TF_RETURN_IF_ERROR(internal::check_conv_operands(ctx, input, input_name, filter, filter_name,
                                                    "[height, width, in_channels, channel_multiplier]"));
-  TF_ASSIGN_OR_RETURN(auto strides, internal::spatial_pair(ctx.op, ctx.attrs.get<Ints>("strides"), "strides"));
-  TF_ASSIGN_OR_RETURN(auto dilations, internal::spatial_pair(ctx.op, ctx.attrs.get<Ints>("dilations"), "dilations"));
+  TF_ASSIGN_OR_RETURN(bool nchw, internal::nchw_of(ctx));
+  TF_ASSIGN_OR_RETURN(auto strides, internal::spatial_pair(ctx.op, ctx.attrs.get<Ints>("strides"), "strides", nchw));
+  TF_ASSIGN_OR_RETURN(auto dilations,
+                      internal::spatial_pair(ctx.op, ctx.attrs.get<Ints>("dilations"), "dilations", nchw));
   TF_ASSIGN_OR_RETURN(bool same, internal::parse_padding(ctx.op, ctx.attrs.get<std::string>("padding")));
   TF_ASSIGN_OR_RETURN(auto hw, internal::filter_output_hw(ctx, input, input_name, filter, filter_name, strides,
                                                           dilations, same, /*always_name_dilated=*/true));
@@ -53,19 +55,17 @@ using DepthwiseShapes = internal::ConvShapeFns<depthwise_output_shape, depthwise
 
 OpDef kDepthwise{.type = "DepthwiseConv2dNative", .api_name = "depthwise_conv2d", .num_inputs = 2,
                  .infer = DepthwiseShapes::forward,
-    .tf_form = "T=in0 strides:hw padding:string data_format=NHWC dilations:hw=[1,1,1,1]"};
+    .tf_form = "T=in0 strides:hw padding:string data_format:string=NHWC dilations:hw=[1,1,1,1]"};
 OpDef kDepthwiseBackpropInput{.type = "DepthwiseConv2dNativeBackpropInput",
                               .api_name = "depthwise_conv2d_backprop_input", .num_inputs = 2,
                               .infer = DepthwiseShapes::backprop_input,
-    .tf_form = "T=in0 input_shape@ints#0 strides:hw padding:string data_format=NHWC dilations:hw=[1,1,1,1]"};
+    .tf_form = "T=in0 input_shape@ints#0 strides:hw padding:string data_format:string=NHWC dilations:hw=[1,1,1,1]"};
 OpDef kDepthwiseBackpropFilter{.type = "DepthwiseConv2dNativeBackpropFilter",
                                .api_name = "depthwise_conv2d_backprop_filter", .num_inputs = 2,
                                .infer = DepthwiseShapes::backprop_filter,
-    .tf_form = "T=in0 filter_shape@ints#1 strides:hw padding:string data_format=NHWC dilations:hw=[1,1,1,1]"};
+    .tf_form = "T=in0 filter_shape@ints#1 strides:hw padding:string data_format:string=NHWC dilations:hw=[1,1,1,1]"};
 
-AttrMap window_attrs(Ints strides, std::string_view padding, Ints dilations) {
-  return AttrMap{{"strides", std::move(strides)}, {"padding", std::string(padding)}, {"dilations", std::move(dilations)}};
-}
+using internal::window_attrs;
 
 }  // namespace
 
@@ -76,24 +76,26 @@ void register_conv_variant_ops(OpRegistry& r) {
 }
 
 Tensor depthwise_conv2d(const Tensor& input, const Tensor& filter, Ints strides, std::string_view padding,
-                        Ints dilations, std::source_location loc) {
+                        Ints dilations, std::string_view data_format, std::source_location loc) {
   const Tensor inputs[2] = {input, filter};
-  return execute_single(kDepthwise, inputs, window_attrs(std::move(strides), padding, std::move(dilations)), loc);
+  return execute_single(kDepthwise, inputs, window_attrs(std::move(strides), padding, std::move(dilations), data_format),
+                        loc);
 }
 
 Tensor depthwise_conv2d_backprop_input(Ints input_shape, const Tensor& filter, const Tensor& out_backprop, Ints strides,
-                                       std::string_view padding, Ints dilations, std::source_location loc) {
+                                       std::string_view padding, Ints dilations, std::string_view data_format,
+                                       std::source_location loc) {
   const Tensor inputs[2] = {filter, out_backprop};
-  AttrMap attrs = window_attrs(std::move(strides), padding, std::move(dilations));
+  AttrMap attrs = window_attrs(std::move(strides), padding, std::move(dilations), data_format);
   attrs.set("input_shape", std::move(input_shape));
   return execute_single(kDepthwiseBackpropInput, inputs, attrs, loc);
 }
 
 Tensor depthwise_conv2d_backprop_filter(const Tensor& input, Ints filter_shape, const Tensor& out_backprop,
                                         Ints strides, std::string_view padding, Ints dilations,
-                                        std::source_location loc) {
+                                        std::string_view data_format, std::source_location loc) {
   const Tensor inputs[2] = {input, out_backprop};
-  AttrMap attrs = window_attrs(std::move(strides), padding, std::move(dilations));
+  AttrMap attrs = window_attrs(std::move(strides), padding, std::move(dilations), data_format);
   attrs.set("filter_shape", std::move(filter_shape));
   return execute_single(kDepthwiseBackpropFilter, inputs, attrs, loc);
 }

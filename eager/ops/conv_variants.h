@@ -30,21 +30,25 @@ namespace tapeflow {
 
 #define TF_SL std::source_location loc = std::source_location::current()
 
-// input [N, H, W, C], filter [KH, KW, C, M]: [N, OH, OW, C * M].
+// input [N, H, W, C], filter [KH, KW, C, M]: [N, OH, OW, C * M]. data_format "NCHW": input
+// [N, C, H, W] and output [N, C * M, OH, OW], as conv2d's (eager/ops/conv.h).
 Tensor depthwise_conv2d(const Tensor& input, const Tensor& filter, std::vector<int64_t> strides,
-                        std::string_view padding, std::vector<int64_t> dilations = {1, 1}, TF_SL);
+                        std::string_view padding, std::vector<int64_t> dilations = {1, 1},
+                        std::string_view data_format = "NHWC", TF_SL);
 
 // d/d input of sum(depthwise_conv2d(input, filter) * out_backprop) for an input of shape
 // input_shape (4 known dims). Primitive.
 Tensor depthwise_conv2d_backprop_input(std::vector<int64_t> input_shape, const Tensor& filter,
                                        const Tensor& out_backprop, std::vector<int64_t> strides,
-                                       std::string_view padding, std::vector<int64_t> dilations = {1, 1}, TF_SL);
+                                       std::string_view padding, std::vector<int64_t> dilations = {1, 1},
+                                       std::string_view data_format = "NHWC", TF_SL);
 
 // d/d filter of sum(depthwise_conv2d(input, filter) * out_backprop) for a filter of shape
 // filter_shape (4 known dims). Primitive.
 Tensor depthwise_conv2d_backprop_filter(const Tensor& input, std::vector<int64_t> filter_shape,
                                         const Tensor& out_backprop, std::vector<int64_t> strides,
-                                        std::string_view padding, std::vector<int64_t> dilations = {1, 1}, TF_SL);
+                                        std::string_view padding, std::vector<int64_t> dilations = {1, 1},
+                                       std::string_view data_format = "NHWC", TF_SL);
 
 #undef TF_SL
 

@@ -25,12 +25,7 @@ using shape_fns::invalid;
 
 using shape_fns::ints_to_string;
 
-// NCHW when the call's data_format says so (absent: NHWC, as in graphs written before it existed).
-absl::StatusOr<bool> nchw_of(const InferenceContext& ctx) {
-  const AttrValue* f = ctx.attrs.find("data_format");
-  if (f == nullptr) return false;
-  return internal::parse_data_format(ctx.op, ctx.attrs.get<std::string>("data_format"));
-}
+using internal::nchw_of;
 
 // The pooled shape of an NHWC or NCHW `input` (named input_name) under the call's ksize, strides,
 // padding and data_format attributes.
@@ -126,12 +121,7 @@ OpDef kMaxPoolGradGrad{.type = "MaxPoolGradGrad", .api_name = "max_pool_grad_gra
 OpDef kAvgPoolGrad{.type = "AvgPoolGrad", .api_name = "avg_pool_grad", .num_inputs = 1, .infer = avg_pool_grad_shape,
     .tf_form = "T=in0 orig_input_shape@ints#0 ksize:hw strides:hw padding:string data_format:string=NHWC"};
 
-// NCHW windows are kept in TensorFlow's 4-entry form {1, 1, h, w}, which the GraphDef writes as
-// it is ("hw" attrs expand a 2-entry {h, w} to NHWC's [1, h, w, 1]).
-Ints layout_window(Ints v, std::string_view data_format) {
-  if (data_format == "NCHW" && v.size() == 2) return Ints{1, 1, v[0], v[1]};
-  return v;
-}
+using internal::layout_window;
 
 AttrMap pool_attrs(Ints ksize, Ints strides, std::string_view padding, std::string_view data_format = "NHWC") {
   ksize = layout_window(std::move(ksize), data_format);

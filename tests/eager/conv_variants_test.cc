@@ -7,12 +7,18 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "eager/ops/array.h"
 #include "eager/ops/binary.h"
+#include "eager/ops/cast.h"
 #include "eager/ops/conv.h"
 #include "eager/ops/creation.h"
 #include "eager/ops/random.h"
 #include "eager/ops/reduction.h"
+#include "eager/ops/unary.h"
+#include "graph/graph.h"
+#include "graph/graph_def.h"
+#include "graph/graph_ops.h"
 #include "tape/gradient_tape.h"
 #include "tests/support/contexts.h"
 #include "tests/support/test_util.h"
@@ -21,6 +27,7 @@ namespace tapeflow {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 Tensor rnd(std::vector<int64_t> shape, int64_t seed) {
   return random_uniform(Shape(shape), -1, 1, DType::kFloat64, seed);
@@ -202,6 +209,126 @@ TEST(ConvVariantsContextTest, TracedAndSessionRunsMatchEagerWithUnknownDims) {
   expect_same_in_every_context(
       [](const std::vector<Tensor>& v) { return conv2d_transpose(v[0], v[1], {2, 14, 12, 2}, {2, 2}, "SAME"); },
       {x, rnd({3, 3, 2, 3}, 16)}, {Shape{-1, 7, 6, 3}, Shape{3, 3, 2, 3}}, Shape{2, 14, 12, 2});
+}
+
+// ---- data_format NCHW (Note [NCHW kernels], devices/cpu/nchw.h) ----
+
+Tensor to_nchw(const Tensor& t) { return transpose(t, {0, 3, 1, 2}); }
+Tensor to_nhwc(const Tensor& t) { return transpose(t, {0, 2, 3, 1}); }
+std::vector<int64_t> nchw_dims(const Shape& nhwc) { return {nhwc.dim(0), nhwc.dim(3), nhwc.dim(1), nhwc.dim(2)}; }
+// A 2-entry {h, w} window in TensorFlow's NCHW form {1, 1, h, w}.
+std::vector<int64_t> nchw_window(const std::vector<int64_t>& hw) { return {1, 1, hw[0], hw[1]}; }
+
+TEST(NchwConvTest, EveryConvOpEqualsItsNhwcFormBetweenTransposes) {
+  const Tensor x = rnd({2, 7, 6, 3}, 30), f = rnd({3, 2, 3, 4}, 31), fd = rnd({3, 2, 3, 2}, 32);
+  for (const Geometry& g : {Geometry{{1, 1}, {1, 1}, "SAME"}, Geometry{{2, 1}, {1, 1}, "VALID"},
+                            Geometry{{1, 2}, {2, 1}, "SAME"}, Geometry{{2, 2}, {2, 2}, "VALID"}}) {
+    SCOPED_TRACE(absl::StrCat(g.padding, " strides ", g.strides[0], "x", g.strides[1], " dilations ", g.dilations[0],
+                              "x", g.dilations[1]));
+    const Tensor xn = to_nchw(x);
+    const Tensor y = conv2d(x, f, g.strides, g.padding, g.dilations);
+    const Tensor yn = conv2d(xn, f, g.strides, g.padding, g.dilations, "NCHW");
+    EXPECT_EQ(yn.shape(), Shape(nchw_dims(y.shape())));
+    expect_close(to_nhwc(yn), y, 1e-12);
+    // TensorFlow's 4-entry windows read in the layout's order.
+    expect_close(conv2d(xn, f, nchw_window(g.strides), g.padding, nchw_window(g.dilations), "NCHW"), yn, 0);
+    const Tensor dy = rnd(y.shape().as_vector(), 33);
+    expect_close(to_nhwc(conv2d_backprop_input(nchw_dims(x.shape()), f, to_nchw(dy), g.strides, g.padding,
+                                               g.dilations, "NCHW")),
+                 conv2d_backprop_input(x.shape().as_vector(), f, dy, g.strides, g.padding, g.dilations), 1e-12);
+    expect_close(conv2d_backprop_filter(xn, f.shape().as_vector(), to_nchw(dy), g.strides, g.padding, g.dilations,
+                                        "NCHW"),
+                 conv2d_backprop_filter(x, f.shape().as_vector(), dy, g.strides, g.padding, g.dilations), 1e-12);
+
+    const Tensor z = depthwise_conv2d(x, fd, g.strides, g.padding, g.dilations);
+    const Tensor zn = depthwise_conv2d(xn, fd, g.strides, g.padding, g.dilations, "NCHW");
+    EXPECT_EQ(zn.shape(), Shape(nchw_dims(z.shape())));
+    expect_close(to_nhwc(zn), z, 1e-12);
+    const Tensor dz = rnd(z.shape().as_vector(), 34);
+    expect_close(to_nhwc(depthwise_conv2d_backprop_input(nchw_dims(x.shape()), fd, to_nchw(dz), g.strides, g.padding,
+                                                         g.dilations, "NCHW")),
+                 depthwise_conv2d_backprop_input(x.shape().as_vector(), fd, dz, g.strides, g.padding, g.dilations),
+                 1e-12);
+    expect_close(depthwise_conv2d_backprop_filter(xn, fd.shape().as_vector(), to_nchw(dz), g.strides, g.padding,
+                                                  g.dilations, "NCHW"),
+                 depthwise_conv2d_backprop_filter(x, fd.shape().as_vector(), dz, g.strides, g.padding, g.dilations),
+                 1e-12);
+  }
+  // float32 too, and a transposed convolution back to the NCHW input's shape.
+  const Tensor x32 = cast(x, DType::kFloat32), f32 = cast(f, DType::kFloat32);
+  const Tensor y32 = conv2d(to_nchw(x32), f32, {2, 2}, "SAME", {1, 1}, "NCHW");
+  EXPECT_EQ(y32.dtype(), DType::kFloat32);
+  expect_close(to_nhwc(y32), conv2d(x32, f32, {2, 2}, "SAME"), 1e-5);
+  const Tensor back = conv2d_transpose(y32, f32, {2, 3, 7, 6}, {2, 2}, "SAME", {1, 1}, "NCHW");
+  expect_close(to_nhwc(back), conv2d_transpose(to_nhwc(y32), f32, {2, 7, 6, 3}, {2, 2}, "SAME"), 1e-5);
+}
+
+TEST(NchwConvTest, GradientsFollowTheLayout) {
+  const Tensor x = rnd({1, 2, 5, 4}, 40), f = rnd({3, 3, 2, 3}, 41), fd = rnd({2, 2, 2, 2}, 42);
+  GradientTape tape(/*persistent=*/true);
+  tape.watch(x);
+  tape.watch(f);
+  tape.watch(fd);
+  const Tensor y = reduce_sum(square(conv2d(x, f, {1, 2}, "SAME", {1, 1}, "NCHW")));
+  const Tensor z = reduce_sum(square(depthwise_conv2d(x, fd, {1, 1}, "VALID", {2, 1}, "NCHW")));
+  GradientTape ref(/*persistent=*/true);
+  const Tensor xh = to_nhwc(x);
+  ref.watch(xh);
+  ref.watch(f);
+  ref.watch(fd);
+  const Tensor yh = reduce_sum(square(conv2d(xh, f, {1, 2}, "SAME")));
+  const Tensor zh = reduce_sum(square(depthwise_conv2d(xh, fd, {1, 1}, "VALID", {2, 1})));
+  expect_close(y, yh, 1e-12);
+  expect_close(z, zh, 1e-12);
+  expect_close(to_nhwc(tape.gradient(y, x)), ref.gradient(yh, xh), 1e-12);
+  expect_close(tape.gradient(y, f), ref.gradient(yh, f), 1e-12);
+  expect_close(to_nhwc(tape.gradient(z, x)), ref.gradient(zh, xh), 1e-12);
+  expect_close(tape.gradient(z, fd), ref.gradient(zh, fd), 1e-12);
+}
+
+TEST(NchwConvTest, ErrorsNameTheLayout) {
+  const Tensor x = rnd({1, 3, 8, 8}, 50), f = rnd({3, 3, 3, 4}, 51);
+  EXPECT_THAT(error_of([&] { conv2d(x, f, {1, 1}, "SAME", {1, 1}, "NHCW"); }),
+              HasSubstr("[conv2d] data_format must be \"NHWC\" or \"NCHW\", got \"NHCW\""));
+  EXPECT_THAT(error_of([&] { conv2d(rnd({3, 8, 8}, 52), f, {1, 1}, "SAME", {1, 1}, "NCHW"); }),
+              HasSubstr("[conv2d] 'input' must have rank 4 [batch, channels, height, width] (data_format NCHW), got "
+                        "shape [3,8,8]"));
+  // NHWC's 4-entry strides are not NCHW's.
+  EXPECT_THAT(error_of([&] { conv2d(x, f, {1, 2, 2, 1}, "SAME", {1, 1}, "NCHW"); }),
+              HasSubstr("[conv2d] strides [1,2,2,1] must be 1 in the batch and channel dimensions (NCHW: {1, 1, h, w})"));
+  // A channel mismatch names the shape the caller gave and the one it was read as.
+  EXPECT_THAT(error_of([&] { conv2d(rnd({1, 8, 8, 3}, 53), f, {1, 1}, "SAME", {1, 1}, "NCHW"); }),
+              HasSubstr("has 8 channels but 'filter' [3,3,3,4] expects 3 input channels (data_format NCHW: 'input' "
+                        "[1,8,8,3] read as NHWC [1,8,3,8])"));
+  EXPECT_THAT(error_of([&] {
+                depthwise_conv2d_backprop_input({1, 3, 8, 8}, rnd({3, 3, 3, 1}, 54), rnd({1, 8, 8, 3}, 55), {1, 1},
+                                                "SAME", {1, 1}, "NCHW");
+              }),
+              HasSubstr("[depthwise_conv2d_backprop_input] 'out_backprop' has shape [1,8,8,3] but depthwise_conv2d of "
+                        "input [1,3,8,8]"));
+}
+
+TEST(NchwConvTest, TracedAndSessionRunsMatchEagerAndTheGraphDefSaysNchw) {
+  const Tensor x = rnd({2, 3, 7, 6}, 60);
+  expect_same_in_every_context(
+      [](const std::vector<Tensor>& v) { return conv2d(v[0], v[1], {2, 1}, "SAME", {1, 1}, "NCHW"); },
+      {x, rnd({3, 3, 3, 4}, 61)}, {Shape{-1, 3, -1, -1}, Shape{3, 3, 3, 4}}, Shape{-1, 4, -1, -1});
+  expect_same_in_every_context(
+      [](const std::vector<Tensor>& v) { return depthwise_conv2d(v[0], v[1], {1, 1}, "VALID", {2, 2}, "NCHW"); },
+      {x, rnd({2, 2, 3, 2}, 62)}, {Shape{-1, 3, 7, 6}, Shape{2, 2, 3, 2}}, Shape{-1, 6, 5, 4});
+  Graph g;
+  {
+    auto scope = g.as_default();
+    conv2d(placeholder(DType::kFloat32, Shape{-1, 3, 8, 8}, "x"), constant(zeros({3, 3, 3, 4})), {2, 2}, "SAME",
+           {1, 1}, "NCHW");
+  }
+  const std::string text = graph_def_to_text(to_graph_def(g));
+  EXPECT_THAT(text, HasSubstr("s: \"NCHW\""));
+  EXPECT_THAT(text, HasSubstr("key: \"strides\"\n    value {\n      list {\n        i: 1\n        i: 1\n        i: 2\n"
+                              "        i: 2\n"));
+  EXPECT_THAT(text, Not(HasSubstr("Transpose")));
+  Graph h = graph_from_graph_def(to_graph_def(g));
+  EXPECT_EQ(h.get_tensor_by_name("Conv2D:0").shape(), (Shape{-1, 4, 4, 4}));
 }
 
 }  // namespace

@@ -273,7 +273,7 @@ TEST(PoolTest, Errors) {
               HasSubstr("[avg_pool_grad] 'grad' has shape [1,2,2,3]"));
 }
 
-// ---- data_format NCHW (Note [NCHW pooling] in devices/cpu/pool.cc) ----
+// ---- data_format NCHW (Note [NCHW kernels] in devices/cpu/nchw.h) ----
 
 Tensor to_nchw(const Tensor& t) { return transpose(t, {0, 3, 1, 2}); }
 Tensor to_nhwc(const Tensor& t) { return transpose(t, {0, 2, 3, 1}); }

@@ -694,11 +694,11 @@ TEST(GraphDefImportTest, ConvolutionGraphInTensorflowsForm) {
   EXPECT_EQ(out.shape(), (Shape{1, 1, 1, 1}));
   const Tensor expected = max_pool(conv2d(img, ones({2, 2, 1, 1}), {1, 1}, "VALID") + 0.5f, {2, 2}, {2, 2}, "VALID");
   EXPECT_EQ(values(out), values(expected));
-  // What tapeflow cannot run is refused by name, not run wrongly.
-  std::string nchw = conv;
-  nchw.replace(nchw.find("s: \"NHWC\""), 10, "s: \"NCHW\"");
-  EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(graph_def_from_text(nchw)); }),
-              HasSubstr("node 'Conv2D' (Conv2D): attr 'data_format' = s: \"NCHW\" is not supported"));
+  // A layout that does not exist is refused by name, not run wrongly (NCHW: graph_def_tf_layers_test).
+  std::string bad_layout = conv;
+  bad_layout.replace(bad_layout.find("s: \"NHWC\""), 10, "s: \"NHCW\"");
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] { graph_from_graph_def(graph_def_from_text(bad_layout)); }),
+              HasSubstr("node 'Conv2D' (Conv2D): [conv2d] data_format must be \"NHWC\" or \"NCHW\", got \"NHCW\""));
 }
 
 // Symbolic gradients of a small CNN: Conv2DBackpropInput / Filter carry their shapes as const

@@ -15,6 +15,7 @@ namespace tapeflow {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::vector<float> ramp(int n, float scale, float shift) {
   std::vector<float> v(static_cast<size_t>(n));
@@ -93,6 +94,85 @@ TEST(GraphDefTfLayersTest, FrozenMobileNetStyleBlockRunsLikeEager) {
   EXPECT_THAT(error_of([&] { graph_from_graph_def(graph_def_from_text(nchw)); }),
               HasSubstr("node 'BiasAdd' (BiasAdd): [bias_add] 'bias' must have shape [5] to match the channel dim "
                         "(1, NCHW)"));
+}
+
+// A graph a GPU run of TensorFlow froze in NCHW (channels first, as cuDNN prefers): every layer
+// carries data_format "NCHW" and TensorFlow's {1, 1, h, w} windows. It runs as the NHWC network
+// between transposes does, and is written back in NCHW.
+TEST(GraphDefTfLayersTest, FrozenNchwGraphRunsLikeItsNhwcForm) {
+  const std::vector<float> w = ramp(72, 0.05f, -1.f), wd = ramp(16, 0.1f, -0.7f), bias = {0.5f, -0.5f, 1.f, 0.f},
+                           gamma = {1.5f, 0.5f, 2.0f, 1.0f}, beta = {0.1f, -0.2f, 0.3f, 0.f},
+                           mean = {0.2f, -0.1f, 0.0f, 0.4f}, var = {1.0f, 0.5f, 2.0f, 0.25f};
+  auto nchw_attrs = [](const std::string& strides, const std::string& dilations) {
+    return absl::StrCat(R"pb(attr { key: "T" value { type: DT_FLOAT } }
+                             attr { key: "data_format" value { s: "NCHW" } }
+                             attr { key: "dilations" value { list { )pb", dilations, R"pb( } } }
+                             attr { key: "strides" value { list { )pb", strides, " } } }\n");
+  };
+  const std::string text = absl::StrCat(
+      R"pb(node { name: "images" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "shape" value { shape { dim { size: -1 } dim { size: 2 } dim { size: 7 } dim { size: 6 } } } } }
+      )pb",
+      const_node("conv/kernel", {3, 3, 2, 4}, w),
+      R"pb(node { name: "conv/Conv2D" op: "Conv2D" input: "images" input: "conv/kernel"
+             attr { key: "padding" value { s: "SAME" } } attr { key: "use_cudnn_on_gpu" value { b: true } }
+      )pb",
+      nchw_attrs("i: 1 i: 1 i: 2 i: 1", "i: 1 i: 1 i: 1 i: 1"), "}\n", const_node("conv/bias", {4}, bias),
+      R"pb(node { name: "conv/BiasAdd" op: "BiasAdd" input: "conv/Conv2D" input: "conv/bias"
+             attr { key: "T" value { type: DT_FLOAT } } attr { key: "data_format" value { s: "NCHW" } } }
+      )pb",
+      const_node("bn/gamma", {4}, gamma), const_node("bn/beta", {4}, beta), const_node("bn/mean", {4}, mean),
+      const_node("bn/variance", {4}, var),
+      R"pb(node { name: "bn/FusedBatchNormV3" op: "FusedBatchNormV3" input: "conv/BiasAdd" input: "bn/gamma"
+             input: "bn/beta" input: "bn/mean" input: "bn/variance"
+             attr { key: "T" value { type: DT_FLOAT } } attr { key: "U" value { type: DT_FLOAT } }
+             attr { key: "data_format" value { s: "NCHW" } } attr { key: "epsilon" value { f: 0.001 } }
+             attr { key: "is_training" value { b: false } } }
+           node { name: "relu" op: "Relu" input: "bn/FusedBatchNormV3" attr { key: "T" value { type: DT_FLOAT } } }
+      )pb",
+      const_node("dw/kernel", {2, 2, 4, 1}, wd),
+      R"pb(node { name: "dw/depthwise" op: "DepthwiseConv2dNative" input: "relu" input: "dw/kernel"
+             attr { key: "padding" value { s: "VALID" } }
+      )pb",
+      nchw_attrs("i: 1 i: 1 i: 1 i: 1", "i: 1 i: 1 i: 1 i: 2"), "}\n",
+      R"pb(node { name: "pool" op: "MaxPool" input: "dw/depthwise"
+             attr { key: "T" value { type: DT_FLOAT } } attr { key: "data_format" value { s: "NCHW" } }
+             attr { key: "ksize" value { list { i: 1 i: 1 i: 2 i: 2 } } } attr { key: "padding" value { s: "SAME" } }
+             attr { key: "strides" value { list { i: 1 i: 1 i: 2 i: 2 } } } }
+      )pb");
+  Graph g = graph_from_graph_def(graph_def_from_text(text));
+  const Tensor out = g.get_tensor_by_name("pool:0");
+  EXPECT_EQ(out.shape(), (Shape{-1, 4, 2, 2}));
+  const Tensor x(ramp(168, 0.05f, -2.f), Shape{2, 2, 7, 6});
+  Session sess(g);
+  const Tensor got = sess.run(out, {{g.get_tensor_by_name("images:0"), x}});
+
+  // The same network on NHWC images, eagerly.
+  const Tensor xh = transpose(x, {0, 2, 3, 1});
+  const Tensor conv = bias_add(conv2d(xh, Tensor(w, Shape{3, 3, 2, 4}), {2, 1}, "SAME"), Tensor(bias, Shape{4}));
+  const Tensor bn = fused_batch_norm(conv, Tensor(gamma, Shape{4}), Tensor(beta, Shape{4}), Tensor(mean, Shape{4}),
+                                     Tensor(var, Shape{4}), 0.001f, 1.0, "NHWC", false).y;
+  const Tensor dw = depthwise_conv2d(relu(bn), Tensor(wd, Shape{2, 2, 4, 1}), {1, 1}, "VALID", {1, 2});
+  const Tensor expected = transpose(max_pool(dw, {2, 2}, {2, 2}, "SAME"), {0, 3, 1, 2});
+  EXPECT_EQ(got.shape(), (Shape{2, 4, 2, 2}));
+  expect_close(got, expected, 1e-5);
+
+  // Written back as TensorFlow wrote it: NCHW, {1, 1, h, w} windows, no transposes.
+  const std::string again = graph_def_to_text(to_graph_def(g));
+  EXPECT_THAT(again, Not(HasSubstr("Transpose")));
+  const proto::GraphDef def = to_graph_def(g);
+  for (const proto::NodeDef& n : def.node()) {
+    if (n.op() != "Conv2D" && n.op() != "DepthwiseConv2dNative") continue;
+    SCOPED_TRACE(n.name());
+    EXPECT_EQ(n.attr().at("data_format").s(), "NCHW");
+    const auto& strides = n.attr().at("strides").list().i();
+    EXPECT_EQ(std::vector<int64_t>(strides.begin(), strides.end()),
+              (n.op() == "Conv2D" ? std::vector<int64_t>{1, 1, 2, 1} : std::vector<int64_t>{1, 1, 1, 1}));
+  }
+  Graph h = graph_from_graph_def(def);
+  Session sess2(h);
+  EXPECT_EQ(sess2.run(h.get_tensor_by_name("pool:0"), {{h.get_tensor_by_name("images:0"), x}}).to_vector<float>(),
+            got.to_vector<float>());
 }
 
 }  // namespace

@@ -222,6 +222,19 @@ inline ExportedCase layers_case() {
   return export_case("layers", fn, {{DType::kFloat32, {2, 6, 6, 2}}}, {pattern({2, 6, 6, 2}, 1.f, 8)});
 }
 
+// A channels-first network (data_format NCHW, ONNX's own layout): Conv, its bias, a dilated
+// depthwise Conv and both pools, with no Transpose between them.
+inline ExportedCase nchw_case() {
+  const Tensor k = pattern({3, 3, 2, 4}, 0.25f, 11), kd = pattern({2, 2, 4, 1}, 0.5f, 12);
+  const Tensor bias = Tensor({0.5f, -0.25f, 0.125f, 0.f});
+  auto fn = [=](const Tensor& img) -> std::vector<Tensor> {
+    const Tensor conv = relu(bias_add(conv2d(img, k, {2, 1}, "SAME", {1, 1}, "NCHW"), bias, "NCHW"));  // [2,4,4,7]
+    const Tensor depthwise = depthwise_conv2d(conv, kd, {1, 1}, "VALID", {1, 2}, "NCHW");              // [2,4,3,5]
+    return {max_pool(depthwise, {2, 2}, {1, 2}, "SAME", "NCHW"), avg_pool(conv, {1, 1, 3, 2}, {1, 1, 1, 2}, "VALID", "NCHW")};
+  };
+  return export_case("nchw", fn, {{DType::kFloat32, {2, 2, 7, 7}}}, {pattern({2, 2, 7, 7}, 1.f, 13)});
+}
+
 // Image layers over images of unknown batch and size: depthwise SAME padding becomes auto_pad,
 // and the bilinear resize's sizes come from the input's shape.
 inline ExportedCase dynamic_layers_case() {

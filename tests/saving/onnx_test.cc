@@ -275,25 +275,54 @@ TEST(OnnxExportTest, GraphOverloadFreezesTensorsAndAddsIdentitiesForPassThroughO
   EXPECT_THAT(error_of([&] { onnx_model_bytes(other, {x}, {y}); }), HasSubstr("belongs to"));
 }
 
-// BiasAdd is one node since it has data_format: NHWC becomes ONNX's broadcasting Add, NCHW is
-// refused by name (the export writes NHWC graphs only).
-TEST(OnnxExportTest, NhwcBiasAddIsAnAddAndNchwIsRefused) {
+// BiasAdd is one node since it has data_format: NHWC becomes ONNX's broadcasting Add, NCHW an
+// Add of the bias reshaped to [C, 1, 1] (its channels are dim 1).
+TEST(OnnxExportTest, NhwcBiasAddIsAnAddAndNchwAddsTheBiasReshaped) {
   Graph g;
-  Tensor x, b, y, z;
+  Tensor x, b, y, c, z;
   {
     auto scope = g.as_default();
     x = placeholder(DType::kFloat32, {-1, 2, 2, 3}, "x");
     b = placeholder(DType::kFloat32, {3}, "b");
     y = bias_add(x, b);
-    z = bias_add(x, placeholder(DType::kFloat32, {2}, "c"), "NCHW");
+    c = placeholder(DType::kFloat32, {2}, "c");
+    z = bias_add(x, c, "NCHW");
   }
   const onnx::GraphProto og = parse(onnx_model_bytes(g, {x, b}, {y})).graph();
   expect_well_formed(og);
   EXPECT_THAT(op_types(og), ElementsAre("Add"));
   EXPECT_EQ(og.node(0).input(0), "x");
   EXPECT_EQ(og.node(0).input(1), "b");
-  EXPECT_THAT(error_of<UnimplementedError>([&] { onnx_model_bytes(g, {x}, {z}, {{g.get_tensor_by_name("c:0"), Tensor({1.f, 2.f})}}); }),
-              HasSubstr("data_format NCHW (only NHWC is exported)"));
+  const onnx::GraphProto nchw = parse(onnx_model_bytes(g, {x, c}, {z})).graph();
+  expect_well_formed(nchw);
+  EXPECT_THAT(op_types(nchw), ElementsAre("Reshape", "Add"));
+  const onnx::TensorProto* dims = initializer(nchw, nchw.node(0).input(1));
+  ASSERT_NE(dims, nullptr);
+  EXPECT_EQ(int64s_of(*dims), (std::vector<int64_t>{-1, 1, 1}));
+  EXPECT_EQ(nchw.node(1).input(0), "x");
+}
+
+// Channels-first convolutions and pools are ONNX's layout: no Transpose, the same attrs.
+TEST(OnnxExportTest, NchwConvolutionsAndPoolsNeedNoTransposes) {
+  const ExportedCase c = onnx_test::nchw_case();
+  const onnx::ModelProto m = parse(c.bytes);
+  const onnx::GraphProto& g = m.graph();
+  expect_well_formed(g);
+  const std::vector<std::string> types = op_types(g);
+  EXPECT_EQ(std::count(types.begin(), types.end(), "Transpose"), 0);
+  EXPECT_EQ(std::count(types.begin(), types.end(), "Conv"), 2);
+  const onnx::NodeProto* conv = first_node(g, "Conv");
+  ASSERT_NE(conv, nullptr);
+  EXPECT_EQ(ints_attr(*conv, "strides"), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(ints_attr(*conv, "pads"), (std::vector<int64_t>{1, 1, 1, 1}));
+  const onnx::NodeProto* depthwise = first_node(g, "Conv", 1);
+  ASSERT_NE(depthwise, nullptr);
+  EXPECT_EQ(ints_attr(*depthwise, "dilations"), (std::vector<int64_t>{1, 2}));
+  const onnx::NodeProto* avg = first_node(g, "AveragePool");
+  ASSERT_NE(avg, nullptr);
+  EXPECT_EQ(ints_attr(*avg, "kernel_shape"), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(ints_attr(*avg, "strides"), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(dims_of(g.output(0)), (std::vector<int64_t>{2, 4, 3, 3}));
 }
 
 TEST(OnnxExportTest, UnsupportedOpsAreOneErrorListingEveryTypeAndNode) {

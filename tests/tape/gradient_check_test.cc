@@ -251,6 +251,15 @@ std::map<std::string, std::vector<Case>> make_cases() {
       [](const V& v) { return depthwise_conv2d_backprop_input({1, 5, 5, 2}, v[0], v[1], {2, 2}, "SAME", {1, 2}); });
   add("DepthwiseConv2dNativeBackpropFilter", {rnd({1, 5, 5, 2}, -1, 1, 212), rnd({1, 3, 3, 4}, -1, 1, 213)},
       [](const V& v) { return depthwise_conv2d_backprop_filter(v[0], {3, 3, 2, 2}, v[1], {2, 2}, "SAME", {2, 1}); });
+  // NCHW convolutions (Note [NCHW kernels]): their gradients are the backprop ops in NCHW.
+  add("Conv2D", {rnd({1, 2, 5, 4}, -1, 1, 230), rnd({3, 2, 2, 3}, -1, 1, 231)},
+      [](const V& v) { return conv2d(v[0], v[1], {2, 1}, "SAME", {1, 1}, "NCHW"); });
+  add("Conv2DBackpropInput", {rnd({2, 2, 2, 3}, -1, 1, 232), rnd({1, 3, 3, 2}, -1, 1, 233)},
+      [](const V& v) { return conv2d_backprop_input({1, 2, 5, 4}, v[0], v[1], {2, 2}, "SAME", {1, 1}, "NCHW"); });
+  add("Conv2DBackpropFilter", {rnd({1, 2, 5, 4}, -1, 1, 234), rnd({1, 3, 3, 2}, -1, 1, 235)},
+      [](const V& v) { return conv2d_backprop_filter(v[0], {2, 2, 2, 3}, v[1], {2, 2}, "SAME", {1, 1}, "NCHW"); });
+  add("DepthwiseConv2dNative", {rnd({1, 2, 5, 5}, -1, 1, 236), rnd({2, 2, 2, 2}, -1, 1, 237)},
+      [](const V& v) { return depthwise_conv2d(v[0], v[1], {1, 1}, "VALID", {2, 1}, "NCHW"); });
   add("BiasAdd", {rnd({2, 3, 2}, -1, 1, 214), rnd({2}, -1, 1, 215)}, [](const V& v) { return bias_add(v[0], v[1]); });
   add("BiasAdd", {rnd({2, 3, 2, 2}, -1, 1, 216), rnd({3}, -1, 1, 217)},
       [](const V& v) { return bias_add(v[0], v[1], "NCHW"); });
