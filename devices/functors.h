@@ -178,6 +178,14 @@ struct Expm1 { template <typename T> TF_HOST_DEVICE T operator()(T x) const { re
 struct Sin { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return std::sin(x); } };
 struct Cos { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return std::cos(x); } };
 struct Tan { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return std::tan(x); } };
+struct Asin { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return std::asin(x); } };
+struct Acos { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return std::acos(x); } };
+struct Atan { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return std::atan(x); } };
+struct Sinh { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return std::sinh(x); } };
+struct Cosh { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return std::cosh(x); } };
+struct Asinh { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return std::asinh(x); } };
+struct Acosh { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return std::acosh(x); } };
+struct Atanh { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return std::atanh(x); } };
 struct Erf { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return std::erf(x); } };
 struct Erfc { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return std::erfc(x); } };
 struct Ceil { template <typename T> TF_HOST_DEVICE T operator()(T x) const { return std::ceil(x); } };

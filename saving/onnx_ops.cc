@@ -597,7 +597,9 @@ const absl::flat_hash_map<std::string, Converter>& converters() {
       {"All", logical_reduce("ReduceMin")}, {"Any", logical_reduce("ReduceMax")},
       // math
       {"Reciprocal", same("Reciprocal")}, {"Expm1", expm1}, {"Sin", same("Sin")}, {"Cos", same("Cos")},
-      {"Tan", same("Tan")}, {"Erf", same("Erf")}, {"Erfc", erfc}, {"Ceil", same("Ceil")}, {"Round", round},
+      {"Tan", same("Tan")}, {"Asin", same("Asin")}, {"Acos", same("Acos")}, {"Atan", same("Atan")},
+      {"Sinh", same("Sinh")}, {"Cosh", same("Cosh")}, {"Asinh", same("Asinh")}, {"Acosh", same("Acosh")},
+      {"Atanh", same("Atanh")}, {"Erf", same("Erf")}, {"Erfc", erfc}, {"Ceil", same("Ceil")}, {"Round", round},
       {"Rint", round}, {"IsNan", same("IsNaN")}, {"IsInf", same("IsInf")}, {"IsFinite", is_finite},
       {"SquaredDifference", squared_difference}, {"AddN", add_n}, {"ClipByValue", clip_by_value},
       {"FloorDiv", floor_div}, {"FloorMod", floor_mod}, {"TruncateDiv", same("Div")},

@@ -70,6 +70,14 @@ void register_math_kernels(KernelRegistry& r) {
   register_floating<functors::Sin>(r, "Sin");
   register_floating<functors::Cos>(r, "Cos");
   register_floating<functors::Tan>(r, "Tan");
+  register_floating<functors::Asin>(r, "Asin");
+  register_floating<functors::Acos>(r, "Acos");
+  register_floating<functors::Atan>(r, "Atan");
+  register_floating<functors::Sinh>(r, "Sinh");
+  register_floating<functors::Cosh>(r, "Cosh");
+  register_floating<functors::Asinh>(r, "Asinh");
+  register_floating<functors::Acosh>(r, "Acosh");
+  register_floating<functors::Atanh>(r, "Atanh");
   register_floating<functors::Erf>(r, "Erf");
   register_floating<functors::Erfc>(r, "Erfc");
   register_floating<functors::Ceil, kCheap>(r, "Ceil");

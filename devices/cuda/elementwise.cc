@@ -180,6 +180,14 @@ void register_math_kernels(KernelRegistry& r) {
   register_unary_floating<functors::Sin>(r, "Sin");
   register_unary_floating<functors::Cos>(r, "Cos");
   register_unary_floating<functors::Tan>(r, "Tan");
+  register_unary_floating<functors::Asin>(r, "Asin");
+  register_unary_floating<functors::Acos>(r, "Acos");
+  register_unary_floating<functors::Atan>(r, "Atan");
+  register_unary_floating<functors::Sinh>(r, "Sinh");
+  register_unary_floating<functors::Cosh>(r, "Cosh");
+  register_unary_floating<functors::Asinh>(r, "Asinh");
+  register_unary_floating<functors::Acosh>(r, "Acosh");
+  register_unary_floating<functors::Atanh>(r, "Atanh");
   register_unary_floating<functors::Erf>(r, "Erf");
   register_unary_floating<functors::Erfc>(r, "Erfc");
   register_unary_floating<functors::Ceil>(r, "Ceil");

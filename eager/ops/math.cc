@@ -87,6 +87,14 @@ TF_MATH_OP(kExpm1, "Expm1", "expm1", 1, floating_shape, true)
 TF_MATH_OP(kSin, "Sin", "sin", 1, floating_shape, true)
 TF_MATH_OP(kCos, "Cos", "cos", 1, floating_shape, true)
 TF_MATH_OP(kTan, "Tan", "tan", 1, floating_shape, true)
+TF_MATH_OP(kAsin, "Asin", "asin", 1, floating_shape, true)
+TF_MATH_OP(kAcos, "Acos", "acos", 1, floating_shape, true)
+TF_MATH_OP(kAtan, "Atan", "atan", 1, floating_shape, true)
+TF_MATH_OP(kSinh, "Sinh", "sinh", 1, floating_shape, true)
+TF_MATH_OP(kCosh, "Cosh", "cosh", 1, floating_shape, true)
+TF_MATH_OP(kAsinh, "Asinh", "asinh", 1, floating_shape, true)
+TF_MATH_OP(kAcosh, "Acosh", "acosh", 1, floating_shape, true)
+TF_MATH_OP(kAtanh, "Atanh", "atanh", 1, floating_shape, true)
 TF_MATH_OP(kErf, "Erf", "erf", 1, floating_shape, true)
 TF_MATH_OP(kErfc, "Erfc", "erfc", 1, floating_shape, true)
 // Piecewise constant: TensorFlow's gradients of Ceil, Round and Rint (and Floor) are None, so a
@@ -121,9 +129,10 @@ Tensor run2(const OpDef& op, const Operand& x, const Operand& y, std::source_loc
 }  // namespace
 
 void register_math_ops(OpRegistry& r) {
-  for (const OpDef* op : {&kReciprocal, &kExpm1, &kSin, &kCos, &kTan, &kErf, &kErfc, &kCeil, &kRound, &kRint, &kIsNan,
-                          &kIsInf, &kIsFinite, &kSquaredDifference, &kDivNoNan, &kTruncateDiv, &kTruncateMod,
-                          &kClipByValue, &kAddN})
+  for (const OpDef* op : {&kReciprocal, &kExpm1, &kSin, &kCos, &kTan, &kAsin, &kAcos, &kAtan, &kSinh, &kCosh,
+                          &kAsinh, &kAcosh, &kAtanh, &kErf, &kErfc, &kCeil, &kRound, &kRint, &kIsNan, &kIsInf,
+                          &kIsFinite, &kSquaredDifference, &kDivNoNan, &kTruncateDiv, &kTruncateMod, &kClipByValue,
+                          &kAddN})
     r.add(*op);
 }
 
@@ -134,6 +143,14 @@ TF_MATH_UNARY_API(expm1, kExpm1)
 TF_MATH_UNARY_API(sin, kSin)
 TF_MATH_UNARY_API(cos, kCos)
 TF_MATH_UNARY_API(tan, kTan)
+TF_MATH_UNARY_API(asin, kAsin)
+TF_MATH_UNARY_API(acos, kAcos)
+TF_MATH_UNARY_API(atan, kAtan)
+TF_MATH_UNARY_API(sinh, kSinh)
+TF_MATH_UNARY_API(cosh, kCosh)
+TF_MATH_UNARY_API(asinh, kAsinh)
+TF_MATH_UNARY_API(acosh, kAcosh)
+TF_MATH_UNARY_API(atanh, kAtanh)
 TF_MATH_UNARY_API(erf, kErf)
 TF_MATH_UNARY_API(erfc, kErfc)
 TF_MATH_UNARY_API(ceil, kCeil)

@@ -1,5 +1,6 @@
 // The math family: TensorFlow's elementwise math ops beyond the basic unary and binary ones,
-// each one primitive op under TensorFlow's op type name (Reciprocal, Expm1, Sin, Cos, Tan, Erf,
+// each one primitive op under TensorFlow's op type name (Reciprocal, Expm1, Sin, Cos, Tan, Asin,
+// Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Erf,
 // Erfc, Ceil, Round, Rint, IsNan, IsInf, IsFinite, SquaredDifference, DivNoNan, TruncateDiv,
 // TruncateMod, AddN, ClipByValue).
 //
@@ -25,6 +26,16 @@ Tensor expm1(const Tensor& x, TF_SL);       // exp(x) - 1, accurate near 0
 Tensor sin(const Tensor& x, TF_SL);
 Tensor cos(const Tensor& x, TF_SL);
 Tensor tan(const Tensor& x, TF_SL);
+// Inverse and hyperbolic: NaN outside the domain (asin, acos: [-1, 1]; acosh: [1, inf);
+// atanh: (-1, 1), +-inf at +-1), as std:: and TensorFlow give it.
+Tensor asin(const Tensor& x, TF_SL);
+Tensor acos(const Tensor& x, TF_SL);
+Tensor atan(const Tensor& x, TF_SL);
+Tensor sinh(const Tensor& x, TF_SL);
+Tensor cosh(const Tensor& x, TF_SL);
+Tensor asinh(const Tensor& x, TF_SL);
+Tensor acosh(const Tensor& x, TF_SL);
+Tensor atanh(const Tensor& x, TF_SL);
 Tensor erf(const Tensor& x, TF_SL);
 Tensor erfc(const Tensor& x, TF_SL);  // 1 - erf(x), accurate for large x
 Tensor ceil(const Tensor& x, TF_SL);

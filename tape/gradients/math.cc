@@ -23,6 +23,16 @@ Grads expm1_grad(const GradInputs& op, Span g) { return {g[0] * exp(op.inputs[0]
 Grads sin_grad(const GradInputs& op, Span g) { return {g[0] * cos(op.inputs[0])}; }
 Grads cos_grad(const GradInputs& op, Span g) { return {neg(g[0]) * sin(op.inputs[0])}; }
 Grads tan_grad(const GradInputs& op, Span g) { return {g[0] * square(reciprocal(cos(op.inputs[0])))}; }
+// TensorFlow's math_grad.py: d asin = 1 / sqrt(1 - x^2), d acos its negation, d atan = 1 / (1 + x^2),
+// d asinh = 1 / cosh(y), d acosh = 1 / sinh(y), d atanh = 1 / (1 - x^2).
+Grads asin_grad(const GradInputs& op, Span g) { return {g[0] * rsqrt(1 - square(op.inputs[0]))}; }
+Grads acos_grad(const GradInputs& op, Span g) { return {neg(g[0]) * rsqrt(1 - square(op.inputs[0]))}; }
+Grads atan_grad(const GradInputs& op, Span g) { return {g[0] / (1 + square(op.inputs[0]))}; }
+Grads sinh_grad(const GradInputs& op, Span g) { return {g[0] * cosh(op.inputs[0])}; }
+Grads cosh_grad(const GradInputs& op, Span g) { return {g[0] * sinh(op.inputs[0])}; }
+Grads asinh_grad(const GradInputs& op, Span g) { return {g[0] / cosh(op.outputs[0])}; }
+Grads acosh_grad(const GradInputs& op, Span g) { return {g[0] / sinh(op.outputs[0])}; }
+Grads atanh_grad(const GradInputs& op, Span g) { return {g[0] / (1 - square(op.inputs[0]))}; }
 // d/dx erf(x) = 2/sqrt(pi) exp(-x^2); erfc is its negation.
 Tensor erf_slope(const Tensor& x) { return 2 * std::numbers::inv_sqrtpi * exp(neg(square(x))); }
 Grads erf_grad(const GradInputs& op, Span g) { return {g[0] * erf_slope(op.inputs[0])}; }
@@ -69,6 +79,14 @@ void register_math_gradients(GradientRegistry& r) {
   r.add("Sin", sin_grad);
   r.add("Cos", cos_grad);
   r.add("Tan", tan_grad);
+  r.add("Asin", asin_grad);
+  r.add("Acos", acos_grad);
+  r.add("Atan", atan_grad);
+  r.add("Sinh", sinh_grad);
+  r.add("Cosh", cosh_grad);
+  r.add("Asinh", asinh_grad);
+  r.add("Acosh", acosh_grad);
+  r.add("Atanh", atanh_grad);
   r.add("Erf", erf_grad);
   r.add("Erfc", erfc_grad);
   r.add("SquaredDifference", squared_difference_grad);

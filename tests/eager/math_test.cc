@@ -28,6 +28,22 @@ TEST(MathTest, UnaryValues) {
   expect_close(sin(Tensor{0.0, M_PI / 6, -M_PI / 2}), Tensor{0.0, 0.5, -1.0}, 1e-15);
   expect_close(cos(Tensor{0.0, M_PI / 3, M_PI}), Tensor{1.0, 0.5, -1.0}, 1e-15);
   expect_close(tan(Tensor{0.0, M_PI / 4}), Tensor{0.0, 1.0}, 1e-15);
+  expect_close(asin(Tensor{0.0, 0.5, -1.0}), Tensor{0.0, M_PI / 6, -M_PI / 2}, 1e-15);
+  expect_close(acos(Tensor{1.0, 0.5, -1.0}), Tensor{0.0, M_PI / 3, M_PI}, 1e-15);
+  expect_close(atan(Tensor{0.0, 1.0, -1.0}), Tensor{0.0, M_PI / 4, -M_PI / 4}, 1e-15);
+  expect_close(sinh(Tensor{0.0, 1.0}), Tensor{0.0, (M_E - 1 / M_E) / 2}, 1e-15);
+  expect_close(cosh(Tensor{0.0, 1.0}), Tensor{1.0, (M_E + 1 / M_E) / 2}, 1e-15);
+  expect_close(asinh(Tensor{0.0, (M_E - 1 / M_E) / 2}), Tensor{0.0, 1.0}, 1e-15);
+  expect_close(acosh(Tensor{1.0, (M_E + 1 / M_E) / 2}), Tensor{0.0, 1.0}, 1e-15);
+  expect_close(atanh(Tensor{0.0, 0.5}), Tensor{0.0, 0.5 * std::log(3.0)}, 1e-15);
+  // Outside the domain: NaN (and +-inf at atanh's ends), float32 kept.
+  const std::vector<float> outside = asin(Tensor{2.f}).to_vector<float>();
+  EXPECT_TRUE(std::isnan(outside[0]));
+  EXPECT_TRUE(std::isnan(acosh(Tensor{0.5}).to_vector<double>()[0]));
+  EXPECT_EQ(atanh(Tensor{1.f, -1.f}).to_vector<float>(),
+            (std::vector<float>{std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()}));
+  EXPECT_EQ(atan(Tensor{1.f}).dtype(), DType::kFloat32);
+  EXPECT_THAT(error_of([] { sinh(Tensor{1, 2}); }), HasSubstr("[sinh]"));
   expect_close(erf(Tensor{0.0, 0.5, -1.0}), Tensor{0.0, 0.5204998778130465, -0.8427007929497149}, 1e-15);
   // erfc(5) ~ 1.5e-12: 1 - erf(5) would keep few of its digits.
   EXPECT_NEAR(erfc(Tensor{5.0}).item<double>() / 1.5374597944280348e-12, 1.0, 1e-13);
@@ -152,20 +168,25 @@ TEST(MathTest, GraphsSessionsAndGraphDefsUseTensorFlowsOpTypes) {
     EXPECT_EQ(round(x).shape(), (Shape{-1, 3}));  // unknown dims pass through
     EXPECT_EQ(squared_difference(x, Tensor{1.f, 2.f, 3.f}).shape(), (Shape{-1, 3}));
     y = add_n({squared_difference(sin(x), 0.5f), clip_by_value(x, -1.f, 1.f), round(x) * expm1(x),
-               div_no_nan(x, ceil(x)), reciprocal(x) + cos(x) + tan(x) + erfc(x) + rint(x)});
+               div_no_nan(x, ceil(x)), reciprocal(x) + cos(x) + tan(x) + erfc(x) + rint(x),
+               asin(tanh(x)) + acos(tanh(x)) + atan(x) + sinh(x) + cosh(x) + asinh(x) + acosh(1.f + x * x) +
+                   atanh(tanh(x) * 0.9f)});
     y = where(is_finite(y), y, 0.f);
     dx = gradients({reduce_sum(y)}, {x})[0];
   }
   std::vector<std::string> types;
   for (const Operation& op : g.get_operations()) types.push_back(op.type());
   for (const char* type : {"Sin", "SquaredDifference", "ClipByValue", "Round", "Expm1", "DivNoNan", "Ceil",
-                           "Reciprocal", "Cos", "Tan", "Erfc", "Rint", "AddN", "IsFinite"})
+                           "Reciprocal", "Cos", "Tan", "Erfc", "Rint", "AddN", "IsFinite", "Asin", "Acos", "Atan",
+                           "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"})
     EXPECT_THAT(types, ::testing::Contains(std::string(type)));
 
   const Tensor xv = {{-2.f, 0.3f, 1.7f}, {2.5f, -0.4f, 0.6f}};
   auto eager_y = [](const Tensor& x) {
     Tensor y = add_n({squared_difference(sin(x), 0.5f), clip_by_value(x, -1.f, 1.f), round(x) * expm1(x),
-                      div_no_nan(x, ceil(x)), reciprocal(x) + cos(x) + tan(x) + erfc(x) + rint(x)});
+                      div_no_nan(x, ceil(x)), reciprocal(x) + cos(x) + tan(x) + erfc(x) + rint(x),
+                      asin(tanh(x)) + acos(tanh(x)) + atan(x) + sinh(x) + cosh(x) + asinh(x) + acosh(1.f + x * x) +
+                          atanh(tanh(x) * 0.9f)});
     return where(is_finite(y), y, 0.f);
   };
   Session sess(g);
@@ -186,7 +207,7 @@ TEST(MathTest, GraphsSessionsAndGraphDefsUseTensorFlowsOpTypes) {
     EXPECT_THAT(def_types, ::testing::Contains(std::string(type)));
   for (const auto& n : def.node()) {
     if (n.op() == "AddN") {
-      EXPECT_EQ(n.attr().at("N").i(), 5);
+      EXPECT_EQ(n.attr().at("N").i(), 6);
     }
   }
   Graph back = graph_from_graph_def(graph_def_from_binary(graph_def_to_binary(def)));

@@ -460,8 +460,9 @@ TEST(OnnxExportTest, MathCaseUsesExactCompositesAndKeepsDtypes) {
   expect_well_formed(g);
   std::set<std::string> ops;
   for (const std::string& op : op_types(g)) ops.insert(op);
-  for (const char* op : {"Reciprocal", "Exp", "Sin", "Cos", "Tan", "Erf", "Ceil", "Round", "IsNaN", "IsInf", "Sum",
-                         "Clip", "Max", "Min", "Mod", "Floor", "Div", "Where", "Xor", "ReduceMin", "ReduceMax"})
+  for (const char* op : {"Reciprocal", "Exp", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh",
+                         "Acosh", "Atanh", "Erf", "Ceil", "Round", "IsNaN", "IsInf", "Sum", "Clip", "Max", "Min", "Mod",
+                         "Floor", "Div", "Where", "Xor", "ReduceMin", "ReduceMax"})
     EXPECT_TRUE(ops.contains(op)) << op;
   ASSERT_EQ(g.output_size(), 9);
   EXPECT_EQ(g.output(7).type().tensor_type().elem_type(), onnx::TensorProto::INT64);

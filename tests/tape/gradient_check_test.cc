@@ -57,6 +57,14 @@ std::map<std::string, std::vector<Case>> make_cases() {
   add("Sin", {rnd({2, 2}, -3, 3, 142)}, [](const V& v) { return sin(v[0]); });
   add("Cos", {rnd({2, 2}, -3, 3, 143)}, [](const V& v) { return cos(v[0]); });
   add("Tan", {rnd({3}, -1.2, 1.2, 144)}, [](const V& v) { return tan(v[0]); });
+  add("Asin", {rnd({3}, -0.9, 0.9, 240)}, [](const V& v) { return asin(v[0]); });
+  add("Acos", {rnd({3}, -0.9, 0.9, 241)}, [](const V& v) { return acos(v[0]); });
+  add("Atan", {rnd({3}, -3, 3, 242)}, [](const V& v) { return atan(v[0]); });
+  add("Sinh", {rnd({3}, -2, 2, 243)}, [](const V& v) { return sinh(v[0]); });
+  add("Cosh", {rnd({3}, -2, 2, 244)}, [](const V& v) { return cosh(v[0]); });
+  add("Asinh", {rnd({3}, -3, 3, 245)}, [](const V& v) { return asinh(v[0]); });
+  add("Acosh", {rnd({3}, 1.2, 4, 246)}, [](const V& v) { return acosh(v[0]); });
+  add("Atanh", {rnd({3}, -0.9, 0.9, 247)}, [](const V& v) { return atanh(v[0]); });
   add("Erf", {rnd({4}, -2, 2, 145)}, [](const V& v) { return erf(v[0]); });
   add("Erfc", {rnd({4}, -2, 2, 146)}, [](const V& v) { return erfc(v[0]); });
   add("SquaredDifference", {rnd({2, 3}, -1, 1, 147), rnd({3}, -1, 1, 148)},
