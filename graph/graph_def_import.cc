@@ -524,7 +524,8 @@ std::optional<Importer::Folded> Importer::fold_node(const Node& node, int depth)
   if (depth > kMaxDepth || n->outputs.size() != 1) return std::nullopt;
   const std::string_view type = n->op->type;
   const bool move = kMoves.contains(type);
-  if (type != "Shape" && !move && !kArithmetic.contains(type)) return std::nullopt;
+  const bool shape_op = type == "Shape" || type == "Size" || type == "Rank";
+  if (!shape_op && !move && !kArithmetic.contains(type)) return std::nullopt;
   const TensorSpec& out = n->outputs[0];
   if (!out.shape.is_fully_defined() || out.shape.num_elements() > kMaxElements || !is_integer(out.dtype))
     return std::nullopt;
@@ -537,6 +538,13 @@ std::optional<Importer::Folded> Importer::fold_node(const Node& node, int depth)
       for (int64_t& d : dims) d = std::max<int64_t>(d, -1);
       const Tensor v(std::move(dims), Shape{s.rank()});
       return Folded{out.dtype == DType::kInt64 ? v : cast(v, out.dtype), partial};
+    }
+    if (type == "Rank") return Folded{Tensor(static_cast<int32_t>(spec(n->inputs[0]).shape.rank())), false};
+    if (type == "Size") {
+      const Shape& s = spec(n->inputs[0]).shape;
+      if (!s.is_fully_defined()) return std::nullopt;  // not a number until it runs
+      const Tensor v(s.num_elements());
+      return Folded{out.dtype == DType::kInt64 ? v : cast(v, out.dtype), false};
     }
     std::vector<Tensor> inputs;
     bool partial = false;

@@ -476,6 +476,24 @@ absl::Status shape(NodeContext& n) {
   return absl::OkStatus();
 }
 
+// Size: ONNX's Size is int64, as its Shape; Rank is the Size of the Shape.
+absl::Status size(NodeContext& n, bool rank) {
+  TF_ASSIGN_OR_RETURN(TensorSpec out, n.out_spec(0));
+  std::string of = n.in(0);
+  if (rank) {
+    of = n.temp("shape");
+    n.emit("Shape", {n.in(0)}, {of});
+  }
+  if (out.dtype == DType::kInt64) {
+    n.emit("Size", {of}, {n.out()});
+    return absl::OkStatus();
+  }
+  const std::string wide = n.temp("int64");
+  n.emit("Size", {of}, {wide});
+  set_int(n.emit("Cast", {wide}, {n.out()}), "to", onnx_dtype(out.dtype));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void add_array_converters(ConverterTable& table) {
@@ -487,6 +505,7 @@ void add_array_converters(ConverterTable& table) {
       {"TensorScatterUpdate", tensor_scatter_update}, {"UnsortedSegmentSum", unsorted_segment_sum},
       {"TopKV2", top_k}, {"Unique", unique}, {"Pack", pack}, {"Unpack", unpack}, {"Split", split},
       {"SplitV", split_v}, {"Shape", shape},
+      {"Size", [](NodeContext& n) { return size(n, false); }}, {"Rank", [](NodeContext& n) { return size(n, true); }},
   });
 }
 

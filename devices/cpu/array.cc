@@ -8,6 +8,7 @@
 // that merges contiguous dims and copies whole rows with memcpy.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -322,6 +323,24 @@ absl::Status shape_kernel(KernelContext& ctx) {
   return absl::OkStatus();
 }
 
+absl::Status size_kernel(KernelContext& ctx) {
+  const int64_t n = ctx.input(0).shape.num_elements();
+  DeviceTensor& y = ctx.output(0);
+  if (y.dtype == DType::kInt32) {
+    if (n > std::numeric_limits<int32_t>::max())
+      return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] ", n, " elements do not fit out_type int32"));
+    *y.data<int32_t>() = static_cast<int32_t>(n);
+  } else {
+    *y.data<int64_t>() = n;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status rank_kernel(KernelContext& ctx) {
+  *ctx.output(0).data<int32_t>() = ctx.input(0).shape.rank();
+  return absl::OkStatus();
+}
+
 // IdentityN: each output is its input's buffer, as a view is; nothing is copied. (The executor
 // reuses a buffer in place only when nothing else holds it, so the shared buffer is safe.)
 absl::Status identity_n_kernel(KernelContext& ctx) {
@@ -611,6 +630,8 @@ void register_array_kernels(KernelRegistry& r) {
   for (const char* op : {"Split", "SplitV", "Unpack"})
     register_all(r, op, []<typename T>() -> KernelFn { return split_kernel<CarrierOf<T>>; });
   register_all(r, "Shape", []<typename T>() -> KernelFn { return shape_kernel; });
+  register_all(r, "Size", []<typename T>() -> KernelFn { return size_kernel; });
+  register_all(r, "Rank", []<typename T>() -> KernelFn { return rank_kernel; });
   register_all(r, "IdentityN", []<typename T>() -> KernelFn { return identity_n_kernel; });
   register_all(r, "Slice", []<typename T>() -> KernelFn { return slice_kernel<CarrierOf<T>>; });
   register_all(r, "StridedSlice", []<typename T>() -> KernelFn { return strided_slice_kernel<CarrierOf<T>>; });

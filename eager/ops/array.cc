@@ -383,6 +383,15 @@ absl::StatusOr<OutputSpecs> shape_shape(const InferenceContext& ctx) {
   return single_output(out, Shape({ctx.inputs[0].shape.rank()}));
 }
 
+// Size and Rank: a scalar of out_type (Size: int32 or int64; Rank: int32, as TensorFlow's).
+absl::StatusOr<OutputSpecs> size_shape(const InferenceContext& ctx) {
+  const DType out = ctx.attrs.get<DType>("out_type");
+  if (out != DType::kInt32 && out != DType::kInt64)
+    return invalid(ctx, "out_type must be int32 or int64, got ", dtype_name(out));
+  return single_output(out, Shape({}));
+}
+absl::StatusOr<OutputSpecs> rank_shape(const InferenceContext&) { return single_output(DType::kInt32, Shape({})); }
+
 // ---- padding and tiling ----
 
 absl::StatusOr<OutputSpecs> pad_shape(const InferenceContext& ctx) {
@@ -526,6 +535,10 @@ OpDef kSplitV{.type = "SplitV", .api_name = "split", .num_inputs = 1, .infer = s
     .tf_form = "T=in0 sizes@ints axis@int Tlen=index num_split:int"};
 OpDef kShape{.type = "Shape", .api_name = "shape", .num_inputs = 1, .infer = shape_shape, .differentiable = false,
     .tf_form = "T=in0 out_type:type=int32"};
+OpDef kSize{.type = "Size", .api_name = "size", .num_inputs = 1, .infer = size_shape, .differentiable = false,
+    .tf_form = "T=in0 out_type:type=int32"};
+OpDef kRank{.type = "Rank", .api_name = "rank", .num_inputs = 1, .infer = rank_shape, .differentiable = false,
+    .tf_form = "T=in0"};
 // tf.pad writes Pad when the constant is 0, PadV2 otherwise; one kernel serves both.
 OpDef kPadZeros{.type = "Pad", .api_name = "pad", .num_inputs = 1, .infer = pad_shape,
     .tf_form = "T=in0 paddings@pairs Tpaddings=index"};
@@ -564,7 +577,7 @@ int checked_axis(const char* op, int64_t axis, int rank, std::source_location lo
 void register_array_ops(OpRegistry& r) {
   for (const OpDef* op : {&kReshape, &kExpandDims, &kSqueeze, &kIdentity, &kIdentityN, &kStopGradient, &kTranspose, &kConcat, &kSlice,
                           &kStridedSlice, &kGather, &kOneHot, &kPad, &kTile, &kReverse, &kBroadcastTo, &kMirrorPad,
-                          &kPack, &kUnpack, &kSplit, &kSplitV, &kShape, &kPadZeros})
+                          &kPack, &kUnpack, &kSplit, &kSplitV, &kShape, &kSize, &kRank, &kPadZeros})
     r.add(*op);
 }
 
@@ -721,6 +734,12 @@ Tensor mirror_pad(const Tensor& x, const std::vector<std::pair<int64_t, int64_t>
 Tensor shape(const Tensor& x, DType out_type, std::source_location loc) {
   return run1(kShape, x, AttrMap{{"out_type", out_type}}, loc);
 }
+
+Tensor size(const Tensor& x, DType out_type, std::source_location loc) {
+  return run1(kSize, x, AttrMap{{"out_type", out_type}}, loc);
+}
+
+Tensor rank(const Tensor& x, std::source_location loc) { return run1(kRank, x, AttrMap(), loc); }
 
 Tensor tile(const Tensor& x, std::vector<int64_t> multiples, std::source_location loc) {
   return run1(kTile, x, AttrMap{{"multiples", std::move(multiples)}}, loc);

@@ -114,6 +114,10 @@ Tensor tile(const Tensor& x, std::vector<int64_t> multiples, TF_SL);
 // tf.shape: x's dims as a 1-D tensor of out_type (int32 or int64), known when the graph runs
 // (a static shape is x.shape()). One Shape node.
 Tensor shape(const Tensor& x, DType out_type = DType::kInt32, TF_SL);
+// tf.size: x's number of elements, a scalar of out_type (int32 or int64); tf.rank: its number of
+// dims, an int32 scalar. Known when the graph runs, as shape(). One Size / Rank node.
+Tensor size(const Tensor& x, DType out_type = DType::kInt32, TF_SL);
+Tensor rank(const Tensor& x, TF_SL);
 // x repeated to `shape` by NumPy broadcasting (TensorFlow's BroadcastTo): x's dims, aligned at
 // the end, must each be 1 or equal to shape's.
 Tensor broadcast_to(const Tensor& x, std::vector<int64_t> shape, TF_SL);

@@ -627,6 +627,34 @@ TEST(ArrayShapeFnTest, UnknownDimsPropagate) {
   EXPECT_EQ(ss->at(0).shape, (Shape{0}));
 }
 
+TEST(ArrayTest, SizeAndRankAreScalarsOfTheirDtype) {
+  const Tensor x = zeros({2, 3, 4});
+  EXPECT_EQ(size(x).dtype(), DType::kInt32);
+  EXPECT_EQ(size(x).shape(), Shape({}));
+  EXPECT_EQ(size(x).to_vector<int32_t>(), std::vector<int32_t>{24});
+  EXPECT_EQ(size(x, DType::kInt64).to_vector<int64_t>(), std::vector<int64_t>{24});
+  EXPECT_EQ(size(Tensor(3.5f)).to_vector<int32_t>(), std::vector<int32_t>{1});  // a scalar has one element
+  EXPECT_EQ(size(zeros({0, 5})).to_vector<int32_t>(), std::vector<int32_t>{0});
+  EXPECT_EQ(rank(x).dtype(), DType::kInt32);
+  EXPECT_EQ(rank(x).to_vector<int32_t>(), std::vector<int32_t>{3});
+  EXPECT_EQ(rank(Tensor(true)).to_vector<int32_t>(), std::vector<int32_t>{0});
+  EXPECT_THAT(error_of([&] { size(x, DType::kFloat32); }), HasSubstr("[size] out_type must be int32 or int64, got float32"));
+  // Known when the graph runs: of a placeholder with unknown dims.
+  Graph g;
+  Tensor p, s, r;
+  {
+    auto scope = g.as_default();
+    p = placeholder(DType::kFloat32, {-1, 3}, "p");
+    s = size(p);
+    r = rank(p);
+  }
+  EXPECT_EQ(s.shape(), Shape({}));
+  Session sess(g);
+  const std::vector<Tensor> out = sess.run({s, r}, {{p, zeros({5, 3})}});
+  EXPECT_EQ(out[0].to_vector<int32_t>(), std::vector<int32_t>{15});
+  EXPECT_EQ(out[1].to_vector<int32_t>(), std::vector<int32_t>{2});
+}
+
 // ReverseV2 and BroadcastTo (issue 14): values on several dtypes, errors, gradients, and a
 // graph whose GraphDef carries TensorFlow's nodes.
 using ::testing::ElementsAre;

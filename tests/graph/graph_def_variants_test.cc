@@ -301,6 +301,40 @@ TEST(GraphDefVariantsTest, ConcatOfOneValueIsItsIdentity) {
   EXPECT_THAT(error_of([&] { concat({x}, 2); }), HasSubstr("[concat]"));
 }
 
+// Size and Rank as TensorFlow writes them: a run-time value, and a constant input where the
+// shape is known (a flattening Reshape to [Size(x)]), which the import folds.
+TEST(GraphDefVariantsTest, SizeAndRankRunAndFoldIntoConstantInputs) {
+  const std::string text = absl::StrCat(kPlaceholderX, R"pb(
+    node { name: "n" op: "Size" input: "x" attr { key: "T" value { type: DT_FLOAT } }
+           attr { key: "out_type" value { type: DT_INT32 } } }
+    node { name: "r" op: "Rank" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "zero" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+           attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 0 } } } }
+    node { name: "dims" op: "ExpandDims" input: "n" input: "zero"
+           attr { key: "T" value { type: DT_INT32 } } attr { key: "Tdim" value { type: DT_INT32 } } }
+    node { name: "flat" op: "Reshape" input: "x" input: "dims"
+           attr { key: "T" value { type: DT_FLOAT } } attr { key: "Tshape" value { type: DT_INT32 } } })pb");
+  Graph g = graph_from_graph_def(graph_def_from_text(text));
+  EXPECT_EQ(g.get_tensor_by_name("flat:0").shape(), (Shape{6}));
+  Session sess(g);
+  const Tensor x({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}});
+  const std::vector<Tensor> out =
+      sess.run({g.get_tensor_by_name("n:0"), g.get_tensor_by_name("r:0"), g.get_tensor_by_name("flat:0")},
+               {{g.get_tensor_by_name("x:0"), x}});
+  EXPECT_EQ(out[0].to_vector<int32_t>(), std::vector<int32_t>{6});
+  EXPECT_EQ(out[1].to_vector<int32_t>(), std::vector<int32_t>{2});
+  EXPECT_EQ(values(out[2]), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  // Written back under TensorFlow's types and attrs.
+  const std::string again = graph_def_to_text(to_graph_def(g));
+  EXPECT_THAT(again, HasSubstr("op: \"Size\""));
+  EXPECT_THAT(again, HasSubstr("op: \"Rank\""));
+  // Of a placeholder whose dims are unknown, Size is no constant: refused as a shape, by name.
+  std::string unknown = text;
+  unknown.replace(unknown.find("dim { size: 2 }"), 15, "dim { size: -1 }");
+  EXPECT_THAT(error_of([&] { graph_from_graph_def(graph_def_from_text(unknown)); }),
+              HasSubstr("node 'flat' (Reshape)"));
+}
+
 // TensorFlow's Print lists the dtypes of its data inputs (after the first) as U, which it
 // requires even when there are none.
 TEST(GraphDefVariantsTest, PrintListsItsDataDtypes) {

@@ -178,6 +178,8 @@ inline ExportedCase array_case() {
         reduce_mean(x, {1}),                                                       // 40
         softmax(x, 0),                                                             // 41
         log_softmax(x),                                                            // 42
+        stack({size(x), rank(x), size(ids)}),                                      // 43: int32
+        size(x, DType::kInt64),                                                    // 44
     };
   };
   return export_case("array", fn, {{DType::kFloat32, {4, 5}}, {DType::kInt32, {6}}},
