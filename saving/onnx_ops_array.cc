@@ -212,6 +212,31 @@ absl::Status reverse(NodeContext& n) {
   return absl::OkStatus();
 }
 
+// MatrixBandPart is ONNX's Trilu twice: the lower one keeps j - i <= num_upper, the upper one
+// j - i >= -num_lower; a negative bound leaves its Trilu out.
+absl::Status band_part(NodeContext& n) {
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> lower, n.const_ints(1));
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> upper, n.const_ints(2));
+  if (lower.size() != 1 || upper.size() != 1) return absl::InvalidArgumentError("num_lower and num_upper must be scalars");
+  std::string x = n.in(0);
+  const bool keep_lower = lower[0] >= 0, keep_upper = upper[0] >= 0;
+  if (!keep_lower && !keep_upper) {
+    n.emit("Identity", {x}, {n.out()});
+    return absl::OkStatus();
+  }
+  if (keep_upper) {
+    const std::string y = keep_lower ? n.temp("upper_band") : n.out();
+    const std::string k = n.builder().add_initializer(absl::StrCat(n.name(), "/num_upper"), Tensor(upper[0]));
+    set_int(n.emit("Trilu", {x, k}, {y}), "upper", 0);
+    x = y;
+  }
+  if (keep_lower) {
+    const std::string k = n.builder().add_initializer(absl::StrCat(n.name(), "/minus_num_lower"), Tensor(-lower[0]));
+    set_int(n.emit("Trilu", {x, k}, {n.out()}), "upper", 1);
+  }
+  return absl::OkStatus();
+}
+
 // ONNX's Expand broadcasts both ways; for the shapes BroadcastTo accepts that is BroadcastTo.
 absl::Status broadcast_to(NodeContext& n) {
   TF_ASSIGN_OR_RETURN(std::vector<int64_t> shape, n.const_ints(1));
@@ -500,6 +525,7 @@ void add_array_converters(ConverterTable& table) {
   table.insert({
       {"OneHot", one_hot}, {"StridedSlice", strided_slice}, {"Range", range}, {"LinSpace", lin_space}, {"Fill", fill},
       {"ZerosLike", constant_like(0)}, {"OnesLike", constant_like(1)}, {"Cumsum", cumsum}, {"ReverseV2", reverse},
+      {"MatrixBandPart", band_part},
       {"BroadcastTo", broadcast_to}, {"MirrorPad", mirror_pad}, {"Where", where_coordinates},
       {"GatherNd", gather_nd}, {"GatherV2", gather}, {"ScatterNd", scatter_nd},
       {"TensorScatterUpdate", tensor_scatter_update}, {"UnsortedSegmentSum", unsorted_segment_sum},

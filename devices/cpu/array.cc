@@ -559,6 +559,33 @@ absl::Status reverse_kernel(KernelContext& ctx) {
   return absl::OkStatus();
 }
 
+// MatrixBandPart: row i of each matrix keeps columns [i - num_lower, i + num_upper] (clipped;
+// a negative bound: unbounded on that side), zeros the rest. Zero bits are 0 in every dtype.
+template <typename U>
+absl::Status band_part_kernel(KernelContext& ctx) {
+  const DeviceTensor& x = ctx.input(0);
+  DeviceTensor& y = ctx.output(0);
+  if (y.num_elements() == 0) return absl::OkStatus();
+  const int rank = x.shape.rank();
+  const int64_t rows = x.shape.dim(rank - 2), cols = x.shape.dim(rank - 1);
+  const int64_t lower = ctx.attrs.get<int64_t>("num_lower"), upper = ctx.attrs.get<int64_t>("num_upper");
+  const U* src = x.data<U>();
+  U* dst = y.data<U>();
+  parallel_for(x.num_elements() / cols, cols, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t i = r % rows;
+      const int64_t begin = lower < 0 ? 0 : std::clamp<int64_t>(i - lower, 0, cols);
+      const int64_t end = upper < 0 ? cols : std::clamp<int64_t>(i + upper + 1, begin, cols);
+      const U* in = src + r * cols;
+      U* out = dst + r * cols;
+      std::fill(out, out + begin, U{});
+      std::copy(in + begin, in + end, out + begin);
+      std::fill(out + end, out + cols, U{});
+    }
+  });
+  return absl::OkStatus();
+}
+
 // BroadcastTo: a strided copy that reads x at stride 0 along its size-1 and missing dims.
 template <typename U>
 absl::Status broadcast_to_kernel(KernelContext& ctx) {
@@ -642,6 +669,7 @@ void register_array_kernels(KernelRegistry& r) {
   register_all(r, "Tile", []<typename T>() -> KernelFn { return tile_kernel<CarrierOf<T>>; });
   register_all(r, "ReverseV2", []<typename T>() -> KernelFn { return reverse_kernel<CarrierOf<T>>; });
   register_all(r, "MirrorPad", []<typename T>() -> KernelFn { return mirror_pad_kernel<CarrierOf<T>>; });
+  register_all(r, "MatrixBandPart", []<typename T>() -> KernelFn { return band_part_kernel<CarrierOf<T>>; });
   register_all(r, "BroadcastTo", []<typename T>() -> KernelFn { return broadcast_to_kernel<CarrierOf<T>>; });
 }
 

@@ -472,6 +472,14 @@ absl::StatusOr<OutputSpecs> reverse_shape(const InferenceContext& ctx) {
   return single_output(x.dtype, x.shape);
 }
 
+// MatrixBandPart: attributes num_lower, num_upper; the input is a batch of matrices.
+absl::StatusOr<OutputSpecs> band_part_shape(const InferenceContext& ctx) {
+  const TensorSpec& x = ctx.inputs[0];
+  if (x.shape.rank() < 2)
+    return invalid(ctx, "input must have rank >= 2 (a batch of matrices), got shape ", x.shape.to_string());
+  return single_output(x.dtype, x.shape);
+}
+
 // BroadcastTo: attribute shape (the target); x's dims, aligned at the end, are 1 or equal.
 absl::StatusOr<OutputSpecs> broadcast_to_shape(const InferenceContext& ctx) {
   const TensorSpec& x = ctx.inputs[0];
@@ -550,6 +558,8 @@ OpDef kTile{.type = "Tile", .api_name = "tile", .num_inputs = 1, .infer = tile_s
     .tf_form = "T=in0 multiples@ints Tmultiples=index"};
 OpDef kReverse{.type = "ReverseV2", .api_name = "reverse", .num_inputs = 1, .infer = reverse_shape,
     .tf_form = "T=in0 axis@ints Tidx=index"};
+OpDef kBandPart{.type = "MatrixBandPart", .api_name = "matrix_band_part", .num_inputs = 1, .infer = band_part_shape,
+    .tf_form = "T=in0 num_lower@int num_upper@int Tindex=index"};
 OpDef kBroadcastTo{.type = "BroadcastTo", .api_name = "broadcast_to", .num_inputs = 1, .infer = broadcast_to_shape,
     .tf_form = "T=in0 shape@ints Tidx=index"};
 
@@ -576,7 +586,7 @@ int checked_axis(const char* op, int64_t axis, int rank, std::source_location lo
 
 void register_array_ops(OpRegistry& r) {
   for (const OpDef* op : {&kReshape, &kExpandDims, &kSqueeze, &kIdentity, &kIdentityN, &kStopGradient, &kTranspose, &kConcat, &kSlice,
-                          &kStridedSlice, &kGather, &kOneHot, &kPad, &kTile, &kReverse, &kBroadcastTo, &kMirrorPad,
+                          &kStridedSlice, &kGather, &kOneHot, &kPad, &kTile, &kReverse, &kBandPart, &kBroadcastTo, &kMirrorPad,
                           &kPack, &kUnpack, &kSplit, &kSplitV, &kShape, &kSize, &kRank, &kPadZeros})
     r.add(*op);
 }
@@ -733,6 +743,10 @@ Tensor mirror_pad(const Tensor& x, const std::vector<std::pair<int64_t, int64_t>
 
 Tensor shape(const Tensor& x, DType out_type, std::source_location loc) {
   return run1(kShape, x, AttrMap{{"out_type", out_type}}, loc);
+}
+
+Tensor matrix_band_part(const Tensor& x, int64_t num_lower, int64_t num_upper, std::source_location loc) {
+  return run1(kBandPart, x, AttrMap{{"num_lower", num_lower}, {"num_upper", num_upper}}, loc);
 }
 
 Tensor size(const Tensor& x, DType out_type, std::source_location loc) {

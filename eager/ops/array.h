@@ -58,6 +58,10 @@ Tensor transpose(const Tensor& x, std::vector<int64_t> perm = {}, TF_SL);
 // x with the order of its elements along each of `axes` reversed (TensorFlow's ReverseV2); a
 // repeated axis is an error, an empty list returns x's values.
 Tensor reverse(const Tensor& x, std::vector<int64_t> axes, TF_SL);
+// tf.linalg.band_part (TensorFlow's MatrixBandPart): each matrix x[..., i, j] kept where
+// i - j <= num_lower and j - i <= num_upper, zero elsewhere; a negative bound keeps that whole
+// triangle. matrix_band_part(ones({n, n}), -1, 0) is a causal mask. Any dtype, rank >= 2.
+Tensor matrix_band_part(const Tensor& x, int64_t num_lower, int64_t num_upper, TF_SL);
 
 // ---- joining and splitting ----
 // Joins along an existing axis; all other dims and the dtypes must match.

@@ -192,6 +192,10 @@ Grads mirror_pad_grad(const GradInputs& op, Span g) {
 // Reversing is its own inverse; a broadcast copy sums back to the input's shape (in a graph,
 // an unknown dim of the input counts as not broadcast: unbroadcast's rule).
 Grads reverse_grad(const GradInputs& op, Span g) { return {reverse(g[0], op.attrs.get<Ints>("axis"))}; }
+// A mask: the same band of the gradient.
+Grads band_part_grad(const GradInputs& op, Span g) {
+  return {matrix_band_part(g[0], op.attrs.get<int64_t>("num_lower"), op.attrs.get<int64_t>("num_upper"))};
+}
 Grads broadcast_to_grad(const GradInputs& op, Span g) { return {unbroadcast(g[0], op.inputs[0].shape())}; }
 }  // namespace
 
@@ -214,6 +218,7 @@ void register_array_gradients(GradientRegistry& r) {
   r.add("SplitV", split_grad);
   r.add("Tile", tile_grad);
   r.add("ReverseV2", reverse_grad);
+  r.add("MatrixBandPart", band_part_grad);
   r.add("MirrorPad", mirror_pad_grad);
   r.add("BroadcastTo", broadcast_to_grad);
   r.add("UnsortedSegmentSum", segment_sum_grad);

@@ -16,6 +16,7 @@ namespace tapeflow {
 namespace {
 
 using ::testing::AllOf;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using F = std::vector<float>;
 using I = std::vector<int32_t>;
@@ -625,6 +626,25 @@ TEST(ArrayShapeFnTest, UnknownDimsPropagate) {
                    {"end_mask", int64_t{0}}, {"ellipsis_mask", int64_t{0}}, {"new_axis_mask", int64_t{0}},
                    {"shrink_axis_mask", int64_t{1}}});
   EXPECT_EQ(ss->at(0).shape, (Shape{0}));
+}
+
+TEST(ArrayTest, MatrixBandPartKeepsTheBandOfEachMatrix) {
+  const Tensor x = reshape(range(1, 13, 1, DType::kInt32), {3, 4});
+  // A causal mask: the lower triangle with its diagonal.
+  EXPECT_THAT(matrix_band_part(x, -1, 0).to_vector<int32_t>(), ElementsAre(1, 0, 0, 0, 5, 6, 0, 0, 9, 10, 11, 0));
+  EXPECT_THAT(matrix_band_part(x, 0, -1).to_vector<int32_t>(), ElementsAre(1, 2, 3, 4, 0, 6, 7, 8, 0, 0, 11, 12));
+  EXPECT_THAT(matrix_band_part(x, 1, 1).to_vector<int32_t>(), ElementsAre(1, 2, 0, 0, 5, 6, 7, 0, 0, 10, 11, 12));
+  EXPECT_THAT(matrix_band_part(x, 0, 0).to_vector<int32_t>(), ElementsAre(1, 0, 0, 0, 0, 6, 0, 0, 0, 0, 11, 0));
+  EXPECT_EQ(matrix_band_part(x, -1, -1).to_vector<int32_t>(), x.to_vector<int32_t>());
+  EXPECT_EQ(matrix_band_part(x, 7, 9).to_vector<int32_t>(), x.to_vector<int32_t>());  // wider than the matrix
+  // Per matrix of a batch, any dtype.
+  const Tensor b = cast(reshape(range(0, 8, 1, DType::kInt32), {2, 2, 2}), DType::kFloat64) + 1.0;
+  EXPECT_THAT(matrix_band_part(b, 0, 1).to_vector<double>(), ElementsAre(1, 2, 0, 4, 5, 6, 0, 8));
+  EXPECT_THAT(matrix_band_part(ones({2, 3}, DType::kBool), -1, 0).to_vector<bool>(),
+              ElementsAre(true, false, false, true, true, false));
+  EXPECT_EQ(matrix_band_part(zeros({0, 3}), -1, 0).shape(), (Shape{0, 3}));
+  EXPECT_THAT(error_of([] { matrix_band_part(Tensor{1.f, 2.f}, -1, 0); }),
+              HasSubstr("[matrix_band_part] input must have rank >= 2 (a batch of matrices), got shape [2]"));
 }
 
 TEST(ArrayTest, SizeAndRankAreScalarsOfTheirDtype) {

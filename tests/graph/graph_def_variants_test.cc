@@ -335,6 +335,31 @@ TEST(GraphDefVariantsTest, SizeAndRankRunAndFoldIntoConstantInputs) {
               HasSubstr("node 'flat' (Reshape)"));
 }
 
+// tf.linalg.band_part as TensorFlow writes it: int64 bounds (Tindex's default) as Consts.
+TEST(GraphDefVariantsTest, MatrixBandPartReadsItsBoundsFromInt64Constants) {
+  const std::string text = absl::StrCat(kPlaceholderX, R"pb(
+    node { name: "lower" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
+           attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { } int64_val: -1 } } } }
+    node { name: "upper" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
+           attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { } int64_val: 0 } } } }
+    node { name: "band" op: "MatrixBandPart" input: "x" input: "lower" input: "upper"
+           attr { key: "T" value { type: DT_FLOAT } } attr { key: "Tindex" value { type: DT_INT64 } } })pb");
+  Graph g = graph_from_graph_def(graph_def_from_text(text));
+  EXPECT_EQ(g.get_operation_by_name("band").attrs().get<int64_t>("num_lower"), -1);
+  Session sess(g);
+  const Tensor x({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}});
+  EXPECT_EQ(values(sess.run(g.get_tensor_by_name("band:0"), {{g.get_tensor_by_name("x:0"), x}})),
+            (std::vector<float>{1, 0, 0, 4, 5, 0}));
+  int written = 0;
+  const GraphDef again = to_graph_def(g);
+  for (const auto& n : again.node()) {
+    if (n.op() != "MatrixBandPart") continue;
+    ++written;
+    EXPECT_EQ(n.input_size(), 3);  // the bounds are constant inputs again
+  }
+  EXPECT_EQ(written, 1);
+}
+
 // TensorFlow's Print lists the dtypes of its data inputs (after the first) as U, which it
 // requires even when there are none.
 TEST(GraphDefVariantsTest, PrintListsItsDataDtypes) {

@@ -180,6 +180,8 @@ inline ExportedCase array_case() {
         log_softmax(x),                                                            // 42
         stack({size(x), rank(x), size(ids)}),                                      // 43: int32
         size(x, DType::kInt64),                                                    // 44
+        matrix_band_part(x, 1, 2) + matrix_band_part(x, -1, 0) * 2.f + matrix_band_part(x, 0, -1) * 4.f +
+            matrix_band_part(x, -1, -1) * 8.f,                                     // 45: Trilu
     };
   };
   return export_case("array", fn, {{DType::kFloat32, {4, 5}}, {DType::kInt32, {6}}},

@@ -487,7 +487,7 @@ TEST(OnnxExportTest, ArrayCaseUsesOnnxFormsAndIndexDtypes) {
                          "Split", "ReduceMean", "Softmax", "LogSoftmax"})
     EXPECT_TRUE(ops.contains(op)) << op;
   EXPECT_FALSE(ops.contains("OneHot"));  // negative indices: Equal and Where instead
-  ASSERT_EQ(g.output_size(), 45);
+  ASSERT_EQ(g.output_size(), 46);
   EXPECT_EQ(g.output(43).type().tensor_type().elem_type(), onnx::TensorProto::INT32);  // Size, Rank: Casts
   EXPECT_EQ(g.output(44).type().tensor_type().elem_type(), onnx::TensorProto::INT64);
   EXPECT_EQ(g.output(38).type().tensor_type().elem_type(), onnx::TensorProto::INT32);  // shape(x): a Cast of Shape
