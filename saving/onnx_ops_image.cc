@@ -171,6 +171,20 @@ Converter pool(absl::string_view onnx_op) {
   };
 }
 
+// DepthToSpace in TensorFlow's order is ONNX's DCR mode; SpaceToDepth is its inverse in both.
+Converter block_move(absl::string_view onnx_op) {
+  return [op = std::string(onnx_op)](NodeContext& n) -> absl::Status {
+    TF_ASSIGN_OR_RETURN(const bool nchw, is_nchw(n));
+    TF_ASSIGN_OR_RETURN(const proto::AttrValue* block, n.attr("block_size"));
+    const std::string y = nchw ? n.out() : n.temp("moved_nchw");
+    onnx::NodeProto* node = n.emit(op, {nchw ? n.in(0) : to_nchw(n, n.in(0))}, {y});
+    set_int(node, "blocksize", block->i());
+    if (op == "DepthToSpace") set_string(node, "mode", "DCR");
+    if (!nchw) from_nchw(n, y);
+    return absl::OkStatus();
+  };
+}
+
 absl::Status fused_batch_norm(NodeContext& n) {
   TF_ASSIGN_OR_RETURN(const proto::AttrValue* training, n.attr("is_training"));
   if (training->b())
@@ -283,6 +297,8 @@ void add_image_converters(ConverterTable& table) {
       {"DepthwiseConv2dNative", [](NodeContext& n) { return convolution(n, true); }},
       {"MaxPool", pool("MaxPool")},
       {"AvgPool", pool("AveragePool")},
+      {"DepthToSpace", block_move("DepthToSpace")},
+      {"SpaceToDepth", block_move("SpaceToDepth")},
       // NHWC BiasAdd: ONNX's Add broadcasts the [C] bias over the last dim. NCHW's channels are
       // dim 1: the bias is reshaped to [C, 1, ..., 1] first.
       {"BiasAdd",

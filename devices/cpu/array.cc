@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "devices/cpu/kernel_util.h"
+#include "devices/cpu/nchw.h"
 #include "devices/cpu/register.h"
 #include "devices/cpu/thread_pool.h"
 #include "devices/kernel_registry.h"
@@ -586,6 +587,34 @@ absl::Status band_part_kernel(KernelContext& ctx) {
   return absl::OkStatus();
 }
 
+// DepthToSpace / SpaceToDepth on NHWC: pixel (h, w), block position (i, j) holds the run of
+// C channels at depth (i * bs + j) * C of the deep side. One memcpy per run.
+template <typename U, bool kToSpace>
+absl::Status block_move_kernel(KernelContext& ctx) {
+  const DeviceTensor& x = ctx.input(0);
+  DeviceTensor& y = ctx.output(0);
+  if (y.num_elements() == 0) return absl::OkStatus();
+  const Shape& deep = kToSpace ? x.shape : y.shape;  // [N, H, W, C * bs^2]
+  const int64_t bs = ctx.attrs.get<int64_t>("block_size");
+  const int64_t n = deep.dim(0), h = deep.dim(1), w = deep.dim(2), c = deep.dim(3) / (bs * bs);
+  const U* src = x.data<U>();
+  U* dst = y.data<U>();
+  parallel_for(n * h, w * bs * bs * c, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {  // r = (image, deep row)
+      const int64_t b = r / h, row = r % h;
+      for (int64_t col = 0; col < w; ++col)
+        for (int64_t i = 0; i < bs; ++i)
+          for (int64_t j = 0; j < bs; ++j) {
+            const int64_t deep_at = ((r * w + col) * bs * bs + i * bs + j) * c;
+            const int64_t wide_at = (((b * h + row) * bs + i) * w * bs + col * bs + j) * c;
+            if constexpr (kToSpace) std::memcpy(dst + wide_at, src + deep_at, static_cast<size_t>(c) * sizeof(U));
+            else std::memcpy(dst + deep_at, src + wide_at, static_cast<size_t>(c) * sizeof(U));
+          }
+    }
+  });
+  return absl::OkStatus();
+}
+
 // BroadcastTo: a strided copy that reads x at stride 0 along its size-1 and missing dims.
 template <typename U>
 absl::Status broadcast_to_kernel(KernelContext& ctx) {
@@ -670,6 +699,13 @@ void register_array_kernels(KernelRegistry& r) {
   register_all(r, "ReverseV2", []<typename T>() -> KernelFn { return reverse_kernel<CarrierOf<T>>; });
   register_all(r, "MirrorPad", []<typename T>() -> KernelFn { return mirror_pad_kernel<CarrierOf<T>>; });
   register_all(r, "MatrixBandPart", []<typename T>() -> KernelFn { return band_part_kernel<CarrierOf<T>>; });
+  // Note [NCHW kernels]: NCHW between transposes.
+  register_all(r, "DepthToSpace", []<typename T>() -> KernelFn {
+    return nchw_or_nhwc<block_move_kernel<CarrierOf<T>, true>>;
+  });
+  register_all(r, "SpaceToDepth", []<typename T>() -> KernelFn {
+    return nchw_or_nhwc<block_move_kernel<CarrierOf<T>, false>>;
+  });
   register_all(r, "BroadcastTo", []<typename T>() -> KernelFn { return broadcast_to_kernel<CarrierOf<T>>; });
 }
 

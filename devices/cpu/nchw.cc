@@ -43,10 +43,12 @@ absl::Status copy_layout(const DeviceTensor& src, DeviceTensor& dst, bool to_nhw
                 cols = to_nhwc ? s.dim(2) * s.dim(3) : s.dim(3);
   if (src.num_elements() == 0) return absl::OkStatus();
   switch (dtype_size(src.dtype)) {
+    case 1: transpose_images(src.data<uint8_t>(), dst.data<uint8_t>(), n, rows, cols); break;
+    case 2: transpose_images(src.data<uint16_t>(), dst.data<uint16_t>(), n, rows, cols); break;
     case 4: transpose_images(src.data<uint32_t>(), dst.data<uint32_t>(), n, rows, cols); break;
     case 8: transpose_images(src.data<uint64_t>(), dst.data<uint64_t>(), n, rows, cols); break;
     default:
-      return absl::InternalError(absl::StrCat("NCHW kernels take 4- and 8-byte elements, not ", dtype_name(src.dtype)));
+      return absl::InternalError(absl::StrCat("NCHW kernels take 1- to 8-byte elements, not ", dtype_name(src.dtype)));
   }
   return absl::OkStatus();
 }

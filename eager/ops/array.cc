@@ -11,6 +11,7 @@
 #include "core/checked_size.h"
 #include "core/errors.h"
 #include "eager/context.h"
+#include "eager/ops/conv.h"
 #include "eager/ops/shape_fns.h"
 
 namespace tapeflow {
@@ -480,6 +481,38 @@ absl::StatusOr<OutputSpecs> band_part_shape(const InferenceContext& ctx) {
   return single_output(x.dtype, x.shape);
 }
 
+// DepthToSpace and SpaceToDepth: attributes block_size, data_format. Checked on the NHWC dims
+// (an NCHW input is read as NHWC, and the result turned back).
+template <bool kToSpace>
+absl::StatusOr<OutputSpecs> block_move_shape(const InferenceContext& ctx) {
+  const TensorSpec& x = ctx.inputs[0];
+  TF_ASSIGN_OR_RETURN(const bool nchw, internal::nchw_of(ctx));
+  if (x.shape.rank() != 4)
+    return invalid(ctx, "input must have rank 4 ", nchw ? "[batch, channels, height, width]" : "[batch, height, width, channels]",
+                   ", got shape ", x.shape.to_string());
+  const int64_t bs = ctx.attrs.get<int64_t>("block_size");
+  if (bs < 2 || bs > (int64_t{1} << 16)) return invalid(ctx, "block_size must be in [2, 65536], got ", bs);
+  const Shape& s = x.shape;
+  int64_t h = nchw ? s.dim(2) : s.dim(1), w = nchw ? s.dim(3) : s.dim(2), c = nchw ? s.dim(1) : s.dim(3);
+  auto scaled = [](int64_t d, int64_t f) { return d < 0 ? d : d * f; };
+  if constexpr (kToSpace) {
+    if (c >= 0 && c % (bs * bs) != 0)
+      return invalid(ctx, "the depth ", c, " of input ", s.to_string(), " must be divisible by block_size * block_size = ",
+                     bs * bs);
+    h = scaled(h, bs), w = scaled(w, bs), c = c < 0 ? c : c / (bs * bs);
+  } else {
+    if ((h >= 0 && h % bs != 0) || (w >= 0 && w % bs != 0))
+      return invalid(ctx, "the height and width of input ", s.to_string(), " must be divisible by block_size ", bs);
+    h = h < 0 ? h : h / bs, w = w < 0 ? w : w / bs;
+    if (c >= 0) {
+      const std::optional<int64_t> depth = checked_mul(c, bs * bs);
+      if (!depth) return invalid(ctx, "the depth of input ", s.to_string(), " times block_size^2 overflows");
+      c = *depth;
+    }
+  }
+  return single_output(x.dtype, nchw ? Shape{s.dim(0), c, h, w} : Shape{s.dim(0), h, w, c});
+}
+
 // BroadcastTo: attribute shape (the target); x's dims, aligned at the end, are 1 or equal.
 absl::StatusOr<OutputSpecs> broadcast_to_shape(const InferenceContext& ctx) {
   const TensorSpec& x = ctx.inputs[0];
@@ -560,6 +593,10 @@ OpDef kReverse{.type = "ReverseV2", .api_name = "reverse", .num_inputs = 1, .inf
     .tf_form = "T=in0 axis@ints Tidx=index"};
 OpDef kBandPart{.type = "MatrixBandPart", .api_name = "matrix_band_part", .num_inputs = 1, .infer = band_part_shape,
     .tf_form = "T=in0 num_lower@int num_upper@int Tindex=index"};
+OpDef kDepthToSpace{.type = "DepthToSpace", .api_name = "depth_to_space", .num_inputs = 1,
+                    .infer = block_move_shape<true>, .tf_form = "T=in0 block_size:int data_format:string=NHWC"};
+OpDef kSpaceToDepth{.type = "SpaceToDepth", .api_name = "space_to_depth", .num_inputs = 1,
+                    .infer = block_move_shape<false>, .tf_form = "T=in0 block_size:int data_format:string=NHWC"};
 OpDef kBroadcastTo{.type = "BroadcastTo", .api_name = "broadcast_to", .num_inputs = 1, .infer = broadcast_to_shape,
     .tf_form = "T=in0 shape@ints Tidx=index"};
 
@@ -586,7 +623,7 @@ int checked_axis(const char* op, int64_t axis, int rank, std::source_location lo
 
 void register_array_ops(OpRegistry& r) {
   for (const OpDef* op : {&kReshape, &kExpandDims, &kSqueeze, &kIdentity, &kIdentityN, &kStopGradient, &kTranspose, &kConcat, &kSlice,
-                          &kStridedSlice, &kGather, &kOneHot, &kPad, &kTile, &kReverse, &kBandPart, &kBroadcastTo, &kMirrorPad,
+                          &kStridedSlice, &kGather, &kOneHot, &kPad, &kTile, &kReverse, &kBandPart, &kDepthToSpace, &kSpaceToDepth, &kBroadcastTo, &kMirrorPad,
                           &kPack, &kUnpack, &kSplit, &kSplitV, &kShape, &kSize, &kRank, &kPadZeros})
     r.add(*op);
 }
@@ -747,6 +784,14 @@ Tensor shape(const Tensor& x, DType out_type, std::source_location loc) {
 
 Tensor matrix_band_part(const Tensor& x, int64_t num_lower, int64_t num_upper, std::source_location loc) {
   return run1(kBandPart, x, AttrMap{{"num_lower", num_lower}, {"num_upper", num_upper}}, loc);
+}
+
+Tensor depth_to_space(const Tensor& x, int64_t block_size, std::string_view data_format, std::source_location loc) {
+  return run1(kDepthToSpace, x, AttrMap{{"block_size", block_size}, {"data_format", std::string(data_format)}}, loc);
+}
+
+Tensor space_to_depth(const Tensor& x, int64_t block_size, std::string_view data_format, std::source_location loc) {
+  return run1(kSpaceToDepth, x, AttrMap{{"block_size", block_size}, {"data_format", std::string(data_format)}}, loc);
 }
 
 Tensor size(const Tensor& x, DType out_type, std::source_location loc) {

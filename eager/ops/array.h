@@ -62,6 +62,12 @@ Tensor reverse(const Tensor& x, std::vector<int64_t> axes, TF_SL);
 // i - j <= num_lower and j - i <= num_upper, zero elsewhere; a negative bound keeps that whole
 // triangle. matrix_band_part(ones({n, n}), -1, 0) is a causal mask. Any dtype, rank >= 2.
 Tensor matrix_band_part(const Tensor& x, int64_t num_lower, int64_t num_upper, TF_SL);
+// tf.nn.depth_to_space: each pixel's depth, read as a block_size x block_size block of
+// depth / block_size^2 channels (row-major, TensorFlow's order), spread over that block of
+// pixels: NHWC [N, H, W, C] -> [N, H * bs, W * bs, C / bs^2] (NCHW alike). space_to_depth is
+// its inverse. Any dtype; block_size >= 2.
+Tensor depth_to_space(const Tensor& x, int64_t block_size, std::string_view data_format = "NHWC", TF_SL);
+Tensor space_to_depth(const Tensor& x, int64_t block_size, std::string_view data_format = "NHWC", TF_SL);
 
 // ---- joining and splitting ----
 // Joins along an existing axis; all other dims and the dtypes must match.

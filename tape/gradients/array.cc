@@ -192,6 +192,13 @@ Grads mirror_pad_grad(const GradInputs& op, Span g) {
 // Reversing is its own inverse; a broadcast copy sums back to the input's shape (in a graph,
 // an unknown dim of the input counts as not broadcast: unbroadcast's rule).
 Grads reverse_grad(const GradInputs& op, Span g) { return {reverse(g[0], op.attrs.get<Ints>("axis"))}; }
+// Permutations: the gradient goes back through the inverse one.
+Grads depth_to_space_grad(const GradInputs& op, Span g) {
+  return {space_to_depth(g[0], op.attrs.get<int64_t>("block_size"), op.attrs.get<std::string>("data_format"))};
+}
+Grads space_to_depth_grad(const GradInputs& op, Span g) {
+  return {depth_to_space(g[0], op.attrs.get<int64_t>("block_size"), op.attrs.get<std::string>("data_format"))};
+}
 // A mask: the same band of the gradient.
 Grads band_part_grad(const GradInputs& op, Span g) {
   return {matrix_band_part(g[0], op.attrs.get<int64_t>("num_lower"), op.attrs.get<int64_t>("num_upper"))};
@@ -219,6 +226,8 @@ void register_array_gradients(GradientRegistry& r) {
   r.add("Tile", tile_grad);
   r.add("ReverseV2", reverse_grad);
   r.add("MatrixBandPart", band_part_grad);
+  r.add("DepthToSpace", depth_to_space_grad);
+  r.add("SpaceToDepth", space_to_depth_grad);
   r.add("MirrorPad", mirror_pad_grad);
   r.add("BroadcastTo", broadcast_to_grad);
   r.add("UnsortedSegmentSum", segment_sum_grad);

@@ -647,6 +647,39 @@ TEST(ArrayTest, MatrixBandPartKeepsTheBandOfEachMatrix) {
               HasSubstr("[matrix_band_part] input must have rank >= 2 (a batch of matrices), got shape [2]"));
 }
 
+// tf.nn.depth_to_space's documented example: [1, 1, 1, 4] with block 2 is the 2x2 image
+// [[1, 2], [3, 4]]; with 12 channels each pixel of the block takes a run of 3.
+TEST(ArrayTest, DepthToSpaceSpreadsEachPixelsDepthOverABlock) {
+  const Tensor x = reshape(range(1, 5, 1, DType::kInt32), {1, 1, 1, 4});
+  const Tensor y = depth_to_space(x, 2);
+  EXPECT_EQ(y.shape(), (Shape{1, 2, 2, 1}));
+  EXPECT_THAT(y.to_vector<int32_t>(), ElementsAre(1, 2, 3, 4));
+  const Tensor deep = reshape(range(1, 25, 1, DType::kInt32), {1, 2, 1, 12});
+  const Tensor wide = depth_to_space(deep, 2);
+  EXPECT_EQ(wide.shape(), (Shape{1, 4, 2, 3}));
+  // Row 0 of the image: pixel (0, 0) = channels 0-2, (0, 1) = 3-5; row 1: 6-8, 9-11.
+  EXPECT_THAT(wide.to_vector<int32_t>(), ElementsAre(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+                                                     20, 21, 22, 23, 24));
+  const Tensor img = random_uniform(Shape{2, 6, 4, 3}, -1, 1, DType::kFloat64, 5);
+  const Tensor packed = space_to_depth(img, 2);
+  EXPECT_EQ(packed.shape(), (Shape{2, 3, 2, 12}));
+  EXPECT_EQ(depth_to_space(packed, 2).to_vector<double>(), img.to_vector<double>());  // inverses
+  // Pixel (1, 0)'s block starts at image row 2: packed[0, 1, 0, 0:3] = img[0, 2, 0, :].
+  EXPECT_EQ(slice(packed, {0, 1, 0, 0}, {1, 1, 1, 3}).to_vector<double>(),
+            slice(img, {0, 2, 0, 0}, {1, 1, 1, 3}).to_vector<double>());
+  // NCHW is the NHWC result between transposes, for a 1-byte dtype too.
+  const Tensor bytes = cast(reshape(range(0, 96, 1, DType::kInt32), {2, 3, 4, 4}), DType::kUInt8);
+  EXPECT_EQ(space_to_depth(bytes, 2, "NCHW").to_vector<uint8_t>(),
+            transpose(space_to_depth(transpose(bytes, {0, 2, 3, 1}), 2), {0, 3, 1, 2}).to_vector<uint8_t>());
+  EXPECT_EQ(depth_to_space(zeros({2, 12, 3, 2}), 2, "NCHW").shape(), (Shape{2, 3, 6, 4}));
+  EXPECT_THAT(error_of([&] { depth_to_space(img, 2); }),
+              HasSubstr("[depth_to_space] the depth 3 of input [2,6,4,3] must be divisible by block_size * block_size = 4"));
+  EXPECT_THAT(error_of([&] { space_to_depth(img, 4); }),
+              HasSubstr("[space_to_depth] the height and width of input [2,6,4,3] must be divisible by block_size 4"));
+  EXPECT_THAT(error_of([&] { space_to_depth(img, 1); }), HasSubstr("block_size must be in [2, 65536], got 1"));
+  EXPECT_THAT(error_of([&] { space_to_depth(zeros({4, 4}), 2); }), HasSubstr("input must have rank 4"));
+}
+
 TEST(ArrayTest, SizeAndRankAreScalarsOfTheirDtype) {
   const Tensor x = zeros({2, 3, 4});
   EXPECT_EQ(size(x).dtype(), DType::kInt32);

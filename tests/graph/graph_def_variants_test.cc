@@ -335,6 +335,26 @@ TEST(GraphDefVariantsTest, SizeAndRankRunAndFoldIntoConstantInputs) {
               HasSubstr("node 'flat' (Reshape)"));
 }
 
+// A sub-pixel upsampling (ESPCN) as TensorFlow writes it: DepthToSpace, and its inverse.
+TEST(GraphDefVariantsTest, DepthToSpaceAndBackAsTensorFlowWritesThem) {
+  const std::string text = R"pb(
+    node { name: "img" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "shape" value { shape { dim { size: -1 } dim { size: 2 } dim { size: 3 } dim { size: 8 } } } } }
+    node { name: "up" op: "DepthToSpace" input: "img" attr { key: "T" value { type: DT_FLOAT } }
+           attr { key: "block_size" value { i: 2 } } attr { key: "data_format" value { s: "NHWC" } } }
+    node { name: "down" op: "SpaceToDepth" input: "up" attr { key: "T" value { type: DT_FLOAT } }
+           attr { key: "block_size" value { i: 2 } } attr { key: "data_format" value { s: "NHWC" } } })pb";
+  Graph g = graph_from_graph_def(graph_def_from_text(text));
+  EXPECT_EQ(g.get_tensor_by_name("up:0").shape(), (Shape{-1, 4, 6, 2}));
+  Session sess(g);
+  const Tensor x = random_uniform(Shape{1, 2, 3, 8}, -1, 1, DType::kFloat32, 7);
+  const std::vector<Tensor> out =
+      sess.run({g.get_tensor_by_name("up:0"), g.get_tensor_by_name("down:0")}, {{g.get_tensor_by_name("img:0"), x}});
+  EXPECT_EQ(values(out[0]), values(depth_to_space(x, 2)));
+  EXPECT_EQ(values(out[1]), values(x));
+  EXPECT_THAT(graph_def_to_text(to_graph_def(g)), HasSubstr("key: \"block_size\"\n    value {\n      i: 2\n"));
+}
+
 // tf.linalg.band_part as TensorFlow writes it: int64 bounds (Tindex's default) as Consts.
 TEST(GraphDefVariantsTest, MatrixBandPartReadsItsBoundsFromInt64Constants) {
   const std::string text = absl::StrCat(kPlaceholderX, R"pb(

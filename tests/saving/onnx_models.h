@@ -228,14 +228,18 @@ inline ExportedCase layers_case() {
 }
 
 // A channels-first network (data_format NCHW, ONNX's own layout): Conv, its bias, a dilated
-// depthwise Conv and both pools, with no Transpose between them.
+// depthwise Conv and both pools, with no Transpose between them; and DepthToSpace (ONNX's DCR
+// mode) / SpaceToDepth in both layouts.
 inline ExportedCase nchw_case() {
   const Tensor k = pattern({3, 3, 2, 4}, 0.25f, 11), kd = pattern({2, 2, 4, 1}, 0.5f, 12);
   const Tensor bias = Tensor({0.5f, -0.25f, 0.125f, 0.f});
   auto fn = [=](const Tensor& img) -> std::vector<Tensor> {
     const Tensor conv = relu(bias_add(conv2d(img, k, {2, 1}, "SAME", {1, 1}, "NCHW"), bias, "NCHW"));  // [2,4,4,7]
     const Tensor depthwise = depthwise_conv2d(conv, kd, {1, 1}, "VALID", {1, 2}, "NCHW");              // [2,4,3,5]
-    return {max_pool(depthwise, {2, 2}, {1, 2}, "SAME", "NCHW"), avg_pool(conv, {1, 1, 3, 2}, {1, 1, 1, 2}, "VALID", "NCHW")};
+    const Tensor nhwc = transpose(conv, {0, 2, 3, 1});  // [2, 4, 7, 4]
+    return {max_pool(depthwise, {2, 2}, {1, 2}, "SAME", "NCHW"), avg_pool(conv, {1, 1, 3, 2}, {1, 1, 1, 2}, "VALID", "NCHW"),
+            depth_to_space(conv, 2, "NCHW"), depth_to_space(nhwc, 2), space_to_depth(slice(nhwc, {0, 0, 0, 0}, {-1, 4, 6, -1}), 2),
+            space_to_depth(slice(conv, {0, 0, 0, 0}, {-1, -1, 4, 6}), 2, "NCHW")};
   };
   return export_case("nchw", fn, {{DType::kFloat32, {2, 2, 7, 7}}}, {pattern({2, 2, 7, 7}, 1.f, 13)});
 }

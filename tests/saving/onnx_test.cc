@@ -309,10 +309,19 @@ TEST(OnnxExportTest, NchwConvolutionsAndPoolsNeedNoTransposes) {
   const onnx::GraphProto& g = m.graph();
   expect_well_formed(g);
   const std::vector<std::string> types = op_types(g);
-  EXPECT_EQ(std::count(types.begin(), types.end(), "Transpose"), 0);
+  // The case's own transpose to NHWC, and two around each of its NHWC DepthToSpace and
+  // SpaceToDepth: none for the NCHW layers.
+  EXPECT_EQ(std::count(types.begin(), types.end(), "Transpose"), 5);
   EXPECT_EQ(std::count(types.begin(), types.end(), "Conv"), 2);
   const onnx::NodeProto* conv = first_node(g, "Conv");
   ASSERT_NE(conv, nullptr);
+  EXPECT_EQ(conv->input(0), g.input(0).name());
+  const onnx::NodeProto* d2s = first_node(g, "DepthToSpace");
+  ASSERT_NE(d2s, nullptr);
+  bool dcr = false;
+  for (const auto& a : d2s->attribute()) dcr |= a.name() == "mode" && a.s() == "DCR";
+  EXPECT_TRUE(dcr);
+  EXPECT_EQ(std::count(types.begin(), types.end(), "SpaceToDepth"), 2);
   EXPECT_EQ(ints_attr(*conv, "strides"), (std::vector<int64_t>{2, 1}));
   EXPECT_EQ(ints_attr(*conv, "pads"), (std::vector<int64_t>{1, 1, 1, 1}));
   const onnx::NodeProto* depthwise = first_node(g, "Conv", 1);

@@ -57,6 +57,8 @@ std::map<std::string, std::vector<Case>> make_cases() {
   add("Sin", {rnd({2, 2}, -3, 3, 142)}, [](const V& v) { return sin(v[0]); });
   add("Cos", {rnd({2, 2}, -3, 3, 143)}, [](const V& v) { return cos(v[0]); });
   add("Tan", {rnd({3}, -1.2, 1.2, 144)}, [](const V& v) { return tan(v[0]); });
+  add("DepthToSpace", {rnd({1, 2, 1, 8}, -1, 1, 249)}, [](const V& v) { return depth_to_space(v[0], 2); });
+  add("SpaceToDepth", {rnd({1, 2, 4, 2}, -1, 1, 250)}, [](const V& v) { return space_to_depth(v[0], 2, "NCHW"); });
   add("MatrixBandPart", {rnd({2, 3, 4}, -1, 1, 248)}, [](const V& v) { return matrix_band_part(v[0], 1, 0); });
   add("Asin", {rnd({3}, -0.9, 0.9, 240)}, [](const V& v) { return asin(v[0]); });
   add("Acos", {rnd({3}, -0.9, 0.9, 241)}, [](const V& v) { return acos(v[0]); });
