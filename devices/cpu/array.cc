@@ -575,8 +575,9 @@ absl::Status band_part_kernel(KernelContext& ctx) {
   parallel_for(x.num_elements() / cols, cols, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t i = r % rows;
-      const int64_t begin = lower < 0 ? 0 : std::clamp<int64_t>(i - lower, 0, cols);
-      const int64_t end = upper < 0 ? cols : std::clamp<int64_t>(i + upper + 1, begin, cols);
+      // Bounds wider than the matrix are the matrix (and cannot overflow i +- bound).
+      const int64_t begin = lower < 0 ? 0 : std::clamp<int64_t>(i - std::min(lower, rows), 0, cols);
+      const int64_t end = upper < 0 ? cols : std::clamp<int64_t>(i + std::min(upper, cols) + 1, begin, cols);
       const U* in = src + r * cols;
       U* out = dst + r * cols;
       std::fill(out, out + begin, U{});

@@ -494,12 +494,17 @@ absl::StatusOr<OutputSpecs> block_move_shape(const InferenceContext& ctx) {
   if (bs < 2 || bs > (int64_t{1} << 16)) return invalid(ctx, "block_size must be in [2, 65536], got ", bs);
   const Shape& s = x.shape;
   int64_t h = nchw ? s.dim(2) : s.dim(1), w = nchw ? s.dim(3) : s.dim(2), c = nchw ? s.dim(1) : s.dim(3);
-  auto scaled = [](int64_t d, int64_t f) { return d < 0 ? d : d * f; };
   if constexpr (kToSpace) {
     if (c >= 0 && c % (bs * bs) != 0)
       return invalid(ctx, "the depth ", c, " of input ", s.to_string(), " must be divisible by block_size * block_size = ",
                      bs * bs);
-    h = scaled(h, bs), w = scaled(w, bs), c = c < 0 ? c : c / (bs * bs);
+    for (int64_t* d : {&h, &w}) {
+      if (*d < 0) continue;
+      const std::optional<int64_t> wide = checked_mul(*d, bs);  // Note [Checked sizes]
+      if (!wide) return invalid(ctx, "the height or width of input ", s.to_string(), " times block_size overflows");
+      *d = *wide;
+    }
+    c = c < 0 ? c : c / (bs * bs);
   } else {
     if ((h >= 0 && h % bs != 0) || (w >= 0 && w % bs != 0))
       return invalid(ctx, "the height and width of input ", s.to_string(), " must be divisible by block_size ", bs);

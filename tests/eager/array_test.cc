@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <numeric>
 
 #include "core/errors.h"
@@ -637,6 +638,8 @@ TEST(ArrayTest, MatrixBandPartKeepsTheBandOfEachMatrix) {
   EXPECT_THAT(matrix_band_part(x, 0, 0).to_vector<int32_t>(), ElementsAre(1, 0, 0, 0, 0, 6, 0, 0, 0, 0, 11, 0));
   EXPECT_EQ(matrix_band_part(x, -1, -1).to_vector<int32_t>(), x.to_vector<int32_t>());
   EXPECT_EQ(matrix_band_part(x, 7, 9).to_vector<int32_t>(), x.to_vector<int32_t>());  // wider than the matrix
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(matrix_band_part(x, kMax, kMax).to_vector<int32_t>(), x.to_vector<int32_t>());
   // Per matrix of a batch, any dtype.
   const Tensor b = cast(reshape(range(0, 8, 1, DType::kInt32), {2, 2, 2}), DType::kFloat64) + 1.0;
   EXPECT_THAT(matrix_band_part(b, 0, 1).to_vector<double>(), ElementsAre(1, 2, 0, 4, 5, 6, 0, 8));
@@ -678,6 +681,12 @@ TEST(ArrayTest, DepthToSpaceSpreadsEachPixelsDepthOverABlock) {
               HasSubstr("[space_to_depth] the height and width of input [2,6,4,3] must be divisible by block_size 4"));
   EXPECT_THAT(error_of([&] { space_to_depth(img, 1); }), HasSubstr("block_size must be in [2, 65536], got 1"));
   EXPECT_THAT(error_of([&] { space_to_depth(zeros({4, 4}), 2); }), HasSubstr("input must have rank 4"));
+  // A static dim too large to spread (beside an unknown depth): an error, not a wrapped-around dim.
+  Graph g;
+  auto scope = g.as_default();
+  EXPECT_THAT(error_of([] { depth_to_space(placeholder(DType::kFloat32, {1, int64_t{1} << 62, 1, -1}), 2); }),
+              HasSubstr("[depth_to_space] the height or width of input [1,4611686018427387904,1,?] times block_size "
+                        "overflows"));
 }
 
 TEST(ArrayTest, SizeAndRankAreScalarsOfTheirDtype) {
