@@ -33,6 +33,15 @@ std::string const_node(const std::string& name, const std::vector<int64_t>& shap
                       "} } } }\n");
 }
 
+// Runs `output` of an imported graph with x fed to `input`, after checking its static shape.
+Tensor run_with_shape(const Graph& g, const std::string& output, const Shape& static_shape, const std::string& input,
+                      const Tensor& x) {
+  const Tensor out = g.get_tensor_by_name(output);
+  EXPECT_EQ(out.shape(), static_shape);
+  Session sess(g);
+  return sess.run(out, {{g.get_tensor_by_name(input), x}});
+}
+
 TEST(GraphDefTfLayersTest, FrozenMobileNetStyleBlockRunsLikeEager) {
   const std::vector<float> w = ramp(36, 0.05f, -0.8f), gamma = {1.5f, 0.5f, 2.0f, 1.0f}, beta = {0.1f, -0.2f, 0.3f, 0.f},
                            mean = {0.2f, -0.1f, 0.0f, 0.4f}, var = {1.0f, 0.5f, 2.0f, 0.25f}, bias = {1.f, 2.f, 3.f, 4.f};
@@ -72,11 +81,8 @@ TEST(GraphDefTfLayersTest, FrozenMobileNetStyleBlockRunsLikeEager) {
            node { name: "output" op: "Identity" input: "bn_v1" attr { key: "T" value { type: DT_FLOAT } } }
       )pb");
   Graph g = graph_from_graph_def(graph_def_from_text(text));
-  const Tensor out = g.get_tensor_by_name("output:0");
-  EXPECT_EQ(out.shape(), (Shape{-1, 5, 3, 4}));
   const Tensor x(ramp(100, 0.1f, -2.f), Shape{2, 5, 5, 2});
-  Session sess(g);
-  const Tensor got = sess.run(out, {{g.get_tensor_by_name("input:0"), x}});
+  const Tensor got = run_with_shape(g, "output:0", Shape{-1, 5, 3, 4}, "input:0", x);
 
   const Tensor dw = depthwise_conv2d(x, Tensor(w, Shape{3, 3, 2, 2}), {1, 1, 2, 1}, "SAME", {1, 2, 1, 1});
   const Tensor g_t(gamma, Shape{4}), b_t(beta, Shape{4}), m_t(mean, Shape{4}), v_t(var, Shape{4});
@@ -141,11 +147,8 @@ TEST(GraphDefTfLayersTest, FrozenNchwGraphRunsLikeItsNhwcForm) {
              attr { key: "strides" value { list { i: 1 i: 1 i: 2 i: 2 } } } }
       )pb");
   Graph g = graph_from_graph_def(graph_def_from_text(text));
-  const Tensor out = g.get_tensor_by_name("pool:0");
-  EXPECT_EQ(out.shape(), (Shape{-1, 4, 2, 2}));
   const Tensor x(ramp(168, 0.05f, -2.f), Shape{2, 2, 7, 6});
-  Session sess(g);
-  const Tensor got = sess.run(out, {{g.get_tensor_by_name("images:0"), x}});
+  const Tensor got = run_with_shape(g, "pool:0", Shape{-1, 4, 2, 2}, "images:0", x);
 
   // The same network on NHWC images, eagerly.
   const Tensor xh = transpose(x, {0, 2, 3, 1});
@@ -170,9 +173,7 @@ TEST(GraphDefTfLayersTest, FrozenNchwGraphRunsLikeItsNhwcForm) {
               (n.op() == "Conv2D" ? std::vector<int64_t>{1, 1, 2, 1} : std::vector<int64_t>{1, 1, 1, 1}));
   }
   Graph h = graph_from_graph_def(def);
-  Session sess2(h);
-  EXPECT_EQ(sess2.run(h.get_tensor_by_name("pool:0"), {{h.get_tensor_by_name("images:0"), x}}).to_vector<float>(),
-            got.to_vector<float>());
+  EXPECT_EQ(run_with_shape(h, "pool:0", Shape{-1, 4, 2, 2}, "images:0", x).to_vector<float>(), got.to_vector<float>());
 }
 
 }  // namespace
