@@ -208,6 +208,7 @@ struct IsFinite { template <typename T> TF_HOST_DEVICE bool operator()(T x) cons
 struct SquaredDifference { template <typename T> TF_HOST_DEVICE T operator()(T a, T b) const {
   const T d = wrap_sub(a, b);
   return wrap_mul(d, d); } };
+struct Atan2 { template <typename T> TF_HOST_DEVICE T operator()(T y, T x) const { return std::atan2(y, x); } };
 struct DivNoNan { template <typename T> TF_HOST_DEVICE T operator()(T a, T b) const {
   return b == T(0) ? T(0) : a / b; } };  // 0 even for 0/0 and inf/0
 // TruncateDiv on integers is Div's integer branch (truncates toward zero).

@@ -11,6 +11,7 @@
 // OnnxExportTest.EveryRegisteredOpHasAConverterOrAReason (tests/saving/onnx_test.cc).
 #include <cstring>
 #include <limits>
+#include <numbers>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -551,6 +552,31 @@ absl::Status div_no_nan(NodeContext& n) {
   return absl::OkStatus();
 }
 
+// ONNX has no Atan2: atan(y / x), moved by pi (toward y's side) where x < 0, and 0 at (0, 0).
+// At x = 0, y / x is +-inf and atan gives +-pi / 2 already.
+absl::Status atan2(NodeContext& n) {
+  TF_ASSIGN_OR_RETURN(TensorSpec y, n.in_spec(0));
+  const std::string zero = scalar_initializer(n, "zero", y.dtype, 0);
+  const std::string pi = scalar_initializer(n, "pi", y.dtype, std::numbers::pi);
+  const std::string minus_pi = scalar_initializer(n, "minus_pi", y.dtype, -std::numbers::pi);
+  const std::string q = n.temp("quotient"), a = n.temp("atan"), x_neg = n.temp("x_negative"),
+                    y_neg = n.temp("y_negative"), turn = n.temp("half_turn"), turned = n.temp("turned"),
+                    moved = n.temp("moved"), x_zero = n.temp("x_zero"), y_zero = n.temp("y_zero"),
+                    origin = n.temp("origin");
+  n.emit("Div", {n.in(0), n.in(1)}, {q});
+  n.emit("Atan", {q}, {a});
+  n.emit("Less", {n.in(1), zero}, {x_neg});
+  n.emit("Less", {n.in(0), zero}, {y_neg});
+  n.emit("Where", {y_neg, minus_pi, pi}, {turn});
+  n.emit("Add", {a, turn}, {turned});
+  n.emit("Where", {x_neg, turned, a}, {moved});
+  n.emit("Equal", {n.in(1), zero}, {x_zero});
+  n.emit("Equal", {n.in(0), zero}, {y_zero});
+  n.emit("And", {x_zero, y_zero}, {origin});
+  n.emit("Where", {origin, zero, moved}, {n.out()});
+  return absl::OkStatus();
+}
+
 // All and Any: opset 17's ReduceMin and ReduceMax take no bool, so the bools go through int32.
 Converter logical_reduce(absl::string_view onnx_op) {
   return [op = std::string(onnx_op)](NodeContext& n) -> absl::Status {
@@ -603,7 +629,7 @@ const absl::flat_hash_map<std::string, Converter>& converters() {
       {"Rint", round}, {"IsNan", same("IsNaN")}, {"IsInf", same("IsInf")}, {"IsFinite", is_finite},
       {"SquaredDifference", squared_difference}, {"AddN", add_n}, {"ClipByValue", clip_by_value},
       {"FloorDiv", floor_div}, {"FloorMod", floor_mod}, {"TruncateDiv", same("Div")},
-      {"TruncateMod", truncate_mod}, {"DivNoNan", div_no_nan},
+      {"TruncateMod", truncate_mod}, {"DivNoNan", div_no_nan}, {"Atan2", atan2},
     };
     add_array_converters(*t);
     add_image_converters(*t);

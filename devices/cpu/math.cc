@@ -92,6 +92,8 @@ void register_math_kernels(KernelRegistry& r) {
   register_each<float, double, int32_t, int64_t>(r, "SquaredDifference", DeviceType::kCPU, []<typename T>() -> KernelFn {
     return binary_kernel<T, T, functors::SquaredDifference>;
   });
+  register_each<float, double>(r, "Atan2", DeviceType::kCPU,
+                               []<typename T>() -> KernelFn { return binary_kernel<T, T, functors::Atan2>; });
   register_each<float, double>(r, "DivNoNan", DeviceType::kCPU,
                                []<typename T>() -> KernelFn { return binary_kernel<T, T, functors::DivNoNan>; });
   register_each<int32_t, int64_t, uint8_t>(r, "TruncateDiv", DeviceType::kCPU, []<typename T>() -> KernelFn {

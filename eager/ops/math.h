@@ -52,6 +52,9 @@ Tensor is_finite(const Tensor& x, TF_SL);
 Tensor squared_difference(const Operand& x, const Operand& y, TF_SL);  // (x - y)^2
 // float32, float64: x / y, and 0 where y is 0 (even 0 / 0).
 Tensor div_no_nan(const Operand& x, const Operand& y, TF_SL);
+// float32, float64: the angle of the point (x, y) in (-pi, pi], std::atan2(y, x) (note the order,
+// as TensorFlow's tf.math.atan2(y, x)); atan2(0, 0) is 0.
+Tensor atan2(const Operand& y, const Operand& x, TF_SL);
 // int32, int64, uint8: x / y rounded toward zero; a zero divisor is an InvalidArgumentError.
 Tensor truncate_div(const Operand& x, const Operand& y, TF_SL);
 // int32, int64, float32, float64: the remainder with the dividend's sign (C's %, fmod), so

@@ -55,6 +55,14 @@ Grads div_no_nan_grad(const GradInputs& op, Span g) {
   return both(op, [&] { return div_no_nan(g[0], y); }, [&] { return g[0] * div_no_nan(div_no_nan(neg(x), y), y); });
 }
 
+// d atan2(y, x) = (x dy - y dx) / (x^2 + y^2), as TensorFlow's _Atan2Grad.
+Grads atan2_grad(const GradInputs& op, Span g) {
+  const Tensor& y = op.inputs[0];
+  const Tensor& x = op.inputs[1];
+  const Tensor scale = g[0] / (square(x) + square(y));
+  return both(op, [&] { return scale * x; }, [&] { return neg(scale * y); });
+}
+
 Grads add_n_grad(const GradInputs& op, Span g) {
   Grads out;
   for (size_t i = 0; i < op.inputs.size(); ++i) out.push_back(op.needs(i) ? g[0] : Tensor());
@@ -91,6 +99,7 @@ void register_math_gradients(GradientRegistry& r) {
   r.add("Erfc", erfc_grad);
   r.add("SquaredDifference", squared_difference_grad);
   r.add("DivNoNan", div_no_nan_grad);
+  r.add("Atan2", atan2_grad);
   r.add("AddN", add_n_grad);
   r.add("ClipByValue", clip_by_value_grad);
 }

@@ -43,6 +43,11 @@ TEST(MathTest, UnaryValues) {
   EXPECT_EQ(atanh(Tensor{1.f, -1.f}).to_vector<float>(),
             (std::vector<float>{std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()}));
   EXPECT_EQ(atan(Tensor{1.f}).dtype(), DType::kFloat32);
+  // atan2(y, x) in each quadrant, on the axes and at the origin; a scalar broadcasts.
+  expect_close(atan2(Tensor{1.0, 1.0, -1.0, -1.0, 1.0, -1.0, 0.0, 0.0}, Tensor{1.0, -1.0, -1.0, 1.0, 0.0, 0.0, -1.0, 0.0}),
+               Tensor{M_PI / 4, 3 * M_PI / 4, -3 * M_PI / 4, -M_PI / 4, M_PI / 2, -M_PI / 2, M_PI, 0.0}, 1e-15);
+  expect_close(atan2(Tensor{{1.f}, {-1.f}}, 2.f), Tensor{{std::atan2(1.f, 2.f)}, {std::atan2(-1.f, 2.f)}}, 1e-7);
+  EXPECT_THAT(error_of([] { atan2(Tensor{1, 2}, Tensor{1, 2}); }), HasSubstr("[atan2]"));
   EXPECT_THAT(error_of([] { sinh(Tensor{1, 2}); }), HasSubstr("[sinh]"));
   expect_close(erf(Tensor{0.0, 0.5, -1.0}), Tensor{0.0, 0.5204998778130465, -0.8427007929497149}, 1e-15);
   // erfc(5) ~ 1.5e-12: 1 - erf(5) would keep few of its digits.

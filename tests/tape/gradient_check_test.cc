@@ -60,6 +60,8 @@ std::map<std::string, std::vector<Case>> make_cases() {
   add("DepthToSpace", {rnd({1, 2, 1, 8}, -1, 1, 249)}, [](const V& v) { return depth_to_space(v[0], 2); });
   add("SpaceToDepth", {rnd({1, 2, 4, 2}, -1, 1, 250)}, [](const V& v) { return space_to_depth(v[0], 2, "NCHW"); });
   add("MatrixBandPart", {rnd({2, 3, 4}, -1, 1, 248)}, [](const V& v) { return matrix_band_part(v[0], 1, 0); });
+  add("Atan2", {rnd({2, 3}, -2, 2, 251), rnd({3}, 0.5, 2, 252)}, [](const V& v) { return atan2(v[0], v[1]); });
+  add("Atan2", {rnd({3}, -2, 2, 253), rnd({2, 3}, -2, -0.5, 254)}, [](const V& v) { return atan2(v[0], v[1]); });
   add("Asin", {rnd({3}, -0.9, 0.9, 240)}, [](const V& v) { return asin(v[0]); });
   add("Acos", {rnd({3}, -0.9, 0.9, 241)}, [](const V& v) { return acos(v[0]); });
   add("Atan", {rnd({3}, -3, 3, 242)}, [](const V& v) { return atan(v[0]); });
