@@ -58,8 +58,11 @@ Shape nhwc_of(const Shape& nchw) { return Shape{nchw.dim(0), nchw.dim(2), nchw.d
 }  // namespace
 
 absl::Status run_nchw_as_nhwc(KernelContext& ctx, KernelFn nhwc, uint32_t image_inputs, bool image_output) {
+  // The shape function checked the attrs it reads; others (a stray "strides" on DepthToSpace)
+  // may hold anything, so nothing here assumes a type.
   const AttrValue* format = ctx.attrs.find("data_format");
-  if (format == nullptr || std::get<std::string>(*format) != "NCHW") return nhwc(ctx);
+  const std::string* layout = format != nullptr ? std::get_if<std::string>(format) : nullptr;
+  if (layout == nullptr || *layout != "NCHW") return nhwc(ctx);
   std::vector<DeviceTensor> copies;
   copies.reserve(ctx.inputs.size());
   std::vector<const DeviceTensor*> inputs;
@@ -82,9 +85,8 @@ absl::Status run_nchw_as_nhwc(KernelContext& ctx, KernelFn nhwc, uint32_t image_
   AttrMap attrs = ctx.attrs;
   for (const char* name : {"ksize", "strides", "dilations"}) {
     const AttrValue* v = ctx.attrs.find(name);
-    if (v == nullptr) continue;
-    const auto& ints = std::get<std::vector<int64_t>>(*v);
-    if (ints.size() == 4) attrs.set(name, std::vector<int64_t>{ints[2], ints[3]});
+    const auto* ints = v != nullptr ? std::get_if<std::vector<int64_t>>(v) : nullptr;
+    if (ints != nullptr && ints->size() == 4) attrs.set(name, std::vector<int64_t>{(*ints)[2], (*ints)[3]});
   }
   attrs.set("data_format", std::string("NHWC"));
   KernelContext as_nhwc{ctx.device, ctx.op, inputs, absl::MakeSpan(&result, 1), attrs};

@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "eager/ops/cast.h"
 #include "devices/kernel_registry.h"
+#include "eager/context.h"
 #include "eager/op_def.h"
 #include "graph/graph_def.h"
 #include "tapeflow.h"
@@ -681,6 +682,14 @@ TEST(ArrayTest, DepthToSpaceSpreadsEachPixelsDepthOverABlock) {
               HasSubstr("[space_to_depth] the height and width of input [2,6,4,3] must be divisible by block_size 4"));
   EXPECT_THAT(error_of([&] { space_to_depth(img, 1); }), HasSubstr("block_size must be in [2, 65536], got 1"));
   EXPECT_THAT(error_of([&] { space_to_depth(zeros({4, 4}), 2); }), HasSubstr("input must have rank 4"));
+  // An attr the op does not read may hold anything (a GraphDef's, a fuzzer's): a stray string
+  // "strides" on an NCHW DepthToSpace is left alone.
+  const Tensor in[1] = {zeros({1, 4, 2, 2})};
+  const Tensor spread = execute_single(*OpRegistry::global().find("DepthToSpace"), in,
+                                       AttrMap{{"block_size", int64_t{2}}, {"data_format", std::string("NCHW")},
+                                               {"strides", std::string("junk")}, {"dilations", true}},
+                                       std::source_location::current());
+  EXPECT_EQ(spread.shape(), (Shape{1, 1, 4, 4}));
   // A static dim too large to spread (beside an unknown depth): an error, not a wrapped-around dim.
   Graph g;
   auto scope = g.as_default();
