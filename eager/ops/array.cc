@@ -488,16 +488,17 @@ absl::StatusOr<OutputSpecs> block_move_shape(const InferenceContext& ctx) {
   const TensorSpec& x = ctx.inputs[0];
   TF_ASSIGN_OR_RETURN(const bool nchw, internal::nchw_of(ctx));
   if (x.shape.rank() != 4)
-    return invalid(ctx, "input must have rank 4 ", nchw ? "[batch, channels, height, width]" : "[batch, height, width, channels]",
-                   ", got shape ", x.shape.to_string());
+    return invalid(ctx, "input must have rank 4 ",
+                   nchw ? "[batch, channels, height, width]" : "[batch, height, width, channels]", ", got shape ",
+                   x.shape.to_string());
   const int64_t bs = ctx.attrs.get<int64_t>("block_size");
   if (bs < 2 || bs > (int64_t{1} << 16)) return invalid(ctx, "block_size must be in [2, 65536], got ", bs);
   const Shape& s = x.shape;
   int64_t h = nchw ? s.dim(2) : s.dim(1), w = nchw ? s.dim(3) : s.dim(2), c = nchw ? s.dim(1) : s.dim(3);
   if constexpr (kToSpace) {
     if (c >= 0 && c % (bs * bs) != 0)
-      return invalid(ctx, "the depth ", c, " of input ", s.to_string(), " must be divisible by block_size * block_size = ",
-                     bs * bs);
+      return invalid(ctx, "the depth ", c, " of input ", s.to_string(),
+                     " must be divisible by block_size * block_size = ", bs * bs);
     for (int64_t* d : {&h, &w}) {
       if (*d < 0) continue;
       const std::optional<int64_t> wide = checked_mul(*d, bs);  // Note [Checked sizes]
@@ -627,9 +628,10 @@ int checked_axis(const char* op, int64_t axis, int rank, std::source_location lo
 }  // namespace
 
 void register_array_ops(OpRegistry& r) {
-  for (const OpDef* op : {&kReshape, &kExpandDims, &kSqueeze, &kIdentity, &kIdentityN, &kStopGradient, &kTranspose, &kConcat, &kSlice,
-                          &kStridedSlice, &kGather, &kOneHot, &kPad, &kTile, &kReverse, &kBandPart, &kDepthToSpace, &kSpaceToDepth, &kBroadcastTo, &kMirrorPad,
-                          &kPack, &kUnpack, &kSplit, &kSplitV, &kShape, &kSize, &kRank, &kPadZeros})
+  for (const OpDef* op : {&kReshape, &kExpandDims, &kSqueeze, &kIdentity, &kIdentityN, &kStopGradient, &kTranspose,
+                          &kConcat, &kSlice, &kStridedSlice, &kGather, &kOneHot, &kPad, &kTile, &kReverse, &kBandPart,
+                          &kDepthToSpace, &kSpaceToDepth, &kBroadcastTo, &kMirrorPad, &kPack, &kUnpack, &kSplit,
+                          &kSplitV, &kShape, &kSize, &kRank, &kPadZeros})
     r.add(*op);
 }
 
