@@ -2,7 +2,8 @@
 //   - add of two 1-element float32 tensors (dispatch + output allocation), ns per op;
 //   - matmul float32 at n = 256, 1024, 2048 beside raw Eigen and OpenBLAS cblas_sgemm (GFLOP/s);
 //   - y = relu(x * w + b) over 16M floats as three eager ops beside memcpy of the same bytes
-//     (bytes = x read + y written).
+//     (bytes = x read + y written);
+//   - a convolution in NHWC beside the same one in NCHW (the cost of the layout's transposes).
 #include <cblas.h>
 
 #include <cstring>
@@ -89,6 +90,24 @@ BENCHMARK(BM_MatMul_OpenBLAS)->Arg(256)->Arg(1024)->Arg(2048)->UseRealTime()->Un
 
 constexpr int64_t kRows = 4096, kCols = 4096;  // 16M floats, 64 MiB
 constexpr int64_t kChainBytes = 2 * kRows * kCols * int64_t(sizeof(float));  // x read + y written
+
+// The tutorial CNN's second convolution (batch 64, 14x14x32 -> 64 channels, 5x5 SAME) with
+// data_format NHWC (Arg 0) and NCHW (Arg 1) side by side: NCHW runs the NHWC kernel between a
+// transpose of the input and one of the output (Note [NCHW kernels]), so the gap is their cost.
+void BM_Conv2D_Layout(benchmark::State& state) {
+  const bool nchw = state.range(0) == 1;
+  const tf::Shape shape = nchw ? tf::Shape{64, 32, 14, 14} : tf::Shape{64, 14, 14, 32};
+  tf::Tensor x = tf::random_uniform(shape, -1.f, 1.f, tf::DType::kFloat32, 1);
+  tf::Tensor w = tf::random_uniform({5, 5, 32, 64}, -1.f, 1.f, tf::DType::kFloat32, 2);
+  for (auto _ : state) {
+    tf::Tensor y = tf::conv2d(x, w, {1, 1}, "SAME", {1, 1}, nchw ? "NCHW" : "NHWC");
+    benchmark::DoNotOptimize(y);
+  }
+  // 2 * output pixels * taps * in channels * out channels
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * 64 * 14 * 14 * 25 * 32 * 64 * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_Conv2D_Layout)->Arg(0)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 void BM_ReluChain_tapeflow(benchmark::State& state) {
   tf::Tensor x = tf::random_uniform({kRows, kCols}, -1.f, 1.f, tf::DType::kFloat32, 3);
