@@ -73,4 +73,8 @@ absl::InlinedVector<int64_t, 4> row_major_strides(const Shape& s);
 // Maps a possibly negative axis into [0, rank); error if out of range.
 absl::StatusOr<int> normalize_axis(int64_t axis, int rank);
 
+// The dims of a rank-4 image in the other layout: [N, C, H, W] -> [N, H, W, C], and back.
+inline Shape nchw_to_nhwc(const Shape& s) { return Shape{s.dim(0), s.dim(2), s.dim(3), s.dim(1)}; }
+inline Shape nhwc_to_nchw(const Shape& s) { return Shape{s.dim(0), s.dim(3), s.dim(1), s.dim(2)}; }
+
 }  // namespace tapeflow

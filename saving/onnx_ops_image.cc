@@ -63,9 +63,7 @@ absl::StatusOr<std::vector<int64_t>> spatial(NodeContext& n, absl::string_view a
   return nchw ? std::vector<int64_t>{v[2], v[3]} : std::vector<int64_t>{v[1], v[2]};
 }
 
-Shape nhwc_view(const Shape& s, bool nchw) {
-  return nchw && s.rank() == 4 ? Shape{s.dim(0), s.dim(2), s.dim(3), s.dim(1)} : s;
-}
+Shape nhwc_view(const Shape& s, bool nchw) { return nchw && s.rank() == 4 ? nchw_to_nhwc(s) : s; }
 
 // Sets pads (or auto_pad) on an NCHW node for TensorFlow's padding over input dims (h, w).
 absl::Status set_padding(NodeContext& n, onnx::NodeProto* node, const Shape& input_nhwc,

@@ -23,8 +23,6 @@ absl::Status copy_layout(const KernelContext& ctx, const DeviceTensor& src, Devi
   return transpose(call);
 }
 
-Shape nhwc_of(const Shape& nchw) { return Shape{nchw.dim(0), nchw.dim(2), nchw.dim(3), nchw.dim(1)}; }
-
 }  // namespace
 
 absl::Status run_nchw_as_nhwc(KernelContext& ctx, KernelFn nhwc, uint32_t image_inputs, bool image_output) {
@@ -42,7 +40,7 @@ absl::Status run_nchw_as_nhwc(KernelContext& ctx, KernelFn nhwc, uint32_t image_
       inputs.push_back(in);
       continue;
     }
-    TF_ASSIGN_OR_RETURN(DeviceTensor t, ctx.device->allocate(in->dtype, nhwc_of(in->shape)));
+    TF_ASSIGN_OR_RETURN(DeviceTensor t, ctx.device->allocate(in->dtype, nchw_to_nhwc(in->shape)));
     TF_RETURN_IF_ERROR(copy_layout(ctx, *in, t, /*to_nhwc=*/true));
     copies.push_back(std::move(t));
     inputs.push_back(&copies.back());
@@ -50,7 +48,7 @@ absl::Status run_nchw_as_nhwc(KernelContext& ctx, KernelFn nhwc, uint32_t image_
   DeviceTensor& out = ctx.output(0);
   DeviceTensor result = out;  // a filter-shaped output is written in place
   if (image_output) {
-    TF_ASSIGN_OR_RETURN(result, ctx.device->allocate(out.dtype, nhwc_of(out.shape)));
+    TF_ASSIGN_OR_RETURN(result, ctx.device->allocate(out.dtype, nchw_to_nhwc(out.shape)));
   }
   AttrMap attrs = ctx.attrs;
   for (const char* name : {"ksize", "strides", "dilations"}) {

@@ -494,7 +494,8 @@ absl::StatusOr<OutputSpecs> block_move_shape(const InferenceContext& ctx) {
   const int64_t bs = ctx.attrs.get<int64_t>("block_size");
   if (bs < 2 || bs > (int64_t{1} << 16)) return invalid(ctx, "block_size must be in [2, 65536], got ", bs);
   const Shape& s = x.shape;
-  int64_t h = nchw ? s.dim(2) : s.dim(1), w = nchw ? s.dim(3) : s.dim(2), c = nchw ? s.dim(1) : s.dim(3);
+  const Shape nhwc = nchw ? nchw_to_nhwc(s) : s;
+  int64_t h = nhwc.dim(1), w = nhwc.dim(2), c = nhwc.dim(3);
   if constexpr (kToSpace) {
     if (c >= 0 && c % (bs * bs) != 0)
       return invalid(ctx, "the depth ", c, " of input ", s.to_string(),
@@ -516,7 +517,8 @@ absl::StatusOr<OutputSpecs> block_move_shape(const InferenceContext& ctx) {
       c = *depth;
     }
   }
-  return single_output(x.dtype, nchw ? Shape{s.dim(0), c, h, w} : Shape{s.dim(0), h, w, c});
+  const Shape out{s.dim(0), h, w, c};
+  return single_output(x.dtype, nchw ? nhwc_to_nchw(out) : out);
 }
 
 // BroadcastTo: attribute shape (the target); x's dims, aligned at the end, are 1 or equal.

@@ -177,26 +177,21 @@ absl::Status check_out_backprop(const InferenceContext& ctx, const Shape& got, c
                    expected.to_string());
   return absl::OkStatus();
 }
-}  // namespace
 
-namespace {
-// Note [NCHW kernels] (devices/cpu/nchw.h): an NCHW image's shape is checked as the NHWC one it
-// is read as, and the result turned back.
-Shape nhwc_of(const Shape& nchw) { return Shape{nchw.dim(0), nchw.dim(2), nchw.dim(3), nchw.dim(1)}; }
-Shape nchw_of_shape(const Shape& nhwc) { return Shape{nhwc.dim(0), nhwc.dim(3), nhwc.dim(1), nhwc.dim(2)}; }
-
-// A family's output shape for an image in the call's layout (`image` named image_name).
+// A family's output shape for an image in the call's layout (`image` named image_name). Note
+// [NCHW kernels] (devices/cpu/nchw.h): an NCHW image's shape is checked as the NHWC one it is
+// read as, and the result turned back.
 absl::StatusOr<Shape> output_in_layout(const InferenceContext& ctx, ConvOutputShapeFn output, bool nchw,
                                        const Shape& image, const char* image_name, const Shape& filter,
                                        const char* filter_name) {
   if (!nchw) return output(ctx, image, image_name, filter, filter_name);
   TF_RETURN_IF_ERROR(check_rank4(ctx, image, image_name, "[batch, channels, height, width] (data_format NCHW)"));
-  absl::StatusOr<Shape> out = output(ctx, nhwc_of(image), image_name, filter, filter_name);
+  absl::StatusOr<Shape> out = output(ctx, nchw_to_nhwc(image), image_name, filter, filter_name);
   if (!out.ok())  // its message shows the NHWC shape: say where it came from
     return absl::Status(out.status().code(),
                         absl::StrCat(out.status().message(), " (data_format NCHW: '", image_name, "' ",
-                                     image.to_string(), " read as NHWC ", nhwc_of(image).to_string(), ")"));
-  return nchw_of_shape(*out);
+                                     image.to_string(), " read as NHWC ", nchw_to_nhwc(image).to_string(), ")"));
+  return nhwc_to_nchw(*out);
 }
 }  // namespace
 

@@ -40,7 +40,7 @@ absl::StatusOr<Shape> pooled_shape(const InferenceContext& ctx, const Shape& inp
   TF_ASSIGN_OR_RETURN(auto strides, internal::spatial_pair(ctx.op, ctx.attrs.get<Ints>("strides"), "strides", nchw));
   TF_ASSIGN_OR_RETURN(bool same, internal::parse_padding(ctx.op, ctx.attrs.get<std::string>("padding")));
   // The window arithmetic reads NHWC positions.
-  const Shape nhwc = nchw ? Shape{input.dim(0), input.dim(2), input.dim(3), input.dim(1)} : input;
+  const Shape nhwc = nchw ? nchw_to_nhwc(input) : input;
   TF_ASSIGN_OR_RETURN(auto hw, internal::window_output_hw(ctx.op, nhwc, input_name, ksize,
                                                           absl::StrCat("ksize ", ints_to_string(ksize_attr)), strides, same));
   if (nchw) return Shape{input.dim(0), input.dim(1), hw[0], hw[1]};
