@@ -30,6 +30,7 @@
 //   align_corners, half_pixel_centers = half_pixel (both clamp a source coordinate below 0 to
 //   0). ONNX scales by out / in where TensorFlow scales by in / out, so a coordinate can differ
 //   in its last float bit: a continuous change of the interpolated value (<= 1e-5), never a jump.
+//   An integer image is cast to float32 first (ONNX's Resize would keep its type).
 // - ResizeNearestNeighbor is not Resize: with ONNX's out / in scale a coordinate that
 //   TensorFlow computes as exactly 3 can come out as 2.9999999 and round to the pixel before
 //   (6 -> 4 columns, column 2). It is two Gathers (rows, then columns) of the source indices
@@ -240,7 +241,13 @@ absl::Status resize_bilinear(NodeContext& n) {
   TF_ASSIGN_OR_RETURN(ResizeArgs args, resize_args(n));
   const std::vector<int64_t>& size = args.size;
   const TensorSpec& x = args.x;
-  const std::string x_nchw = to_nchw(n, n.in(0));
+  // ONNX's Resize keeps an integer image's type; TensorFlow's interpolates it in float32.
+  std::string image = n.in(0);
+  if (!is_floating(x.dtype)) {
+    image = n.temp("as_float");
+    set_int(n.emit("Cast", {n.in(0)}, {image}), "to", onnx::TensorProto::FLOAT);
+  }
+  const std::string x_nchw = to_nchw(n, image);
   // sizes = [N, C, height, width]; N and C from the input's shape when unknown.
   std::string sizes;
   if (x.shape.rank() == 4 && x.shape.dim(0) >= 0 && x.shape.dim(3) >= 0) {

@@ -103,27 +103,31 @@ T* zeroed_output(KernelContext& ctx) {
   return dx;
 }
 
-template <typename T>
+// In: the image's element type. Integer images interpolate in float32 and give float32, as in
+// TensorFlow (float64 images stay float64: eager/ops/resize.h).
+template <typename In>
 absl::Status resize_bilinear_kernel(KernelContext& ctx) {
+  using T = std::conditional_t<std::is_same_v<In, double>, double, float>;
   const DeviceTensor& in = ctx.input(0);
   DeviceTensor& out = ctx.output(0);
   if (out.num_elements() == 0) return absl::OkStatus();
   const auto [d, ys, xs] = sampling<true>(ctx, in.shape, out.shape);
-  const T* x = in.data<T>();
+  const In* x = in.data<In>();
   T* y = out.data<T>();
   parallel_for(d.n * d.oh, d.ow * d.c * 8, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const int64_t b = r / d.oh, oy = r % d.oh;
-      const T* top = x + (b * d.h + ys[oy].lower) * d.w * d.c;
-      const T* bottom = x + (b * d.h + ys[oy].upper) * d.w * d.c;
+      const In* top = x + (b * d.h + ys[oy].lower) * d.w * d.c;
+      const In* bottom = x + (b * d.h + ys[oy].upper) * d.w * d.c;
       const T yl = static_cast<T>(ys[oy].lerp);
       for (int64_t ox = 0; ox < d.ow; ++ox) {
         const T xl = static_cast<T>(xs[ox].lerp);
         const int64_t l = xs[ox].lower * d.c, u = xs[ox].upper * d.c;
         T* o = y + (r * d.ow + ox) * d.c;
         for (int64_t ch = 0; ch < d.c; ++ch) {
-          const T t = top[l + ch] + (top[u + ch] - top[l + ch]) * xl;
-          const T bt = bottom[l + ch] + (bottom[u + ch] - bottom[l + ch]) * xl;
+          const T tl = static_cast<T>(top[l + ch]), bl = static_cast<T>(bottom[l + ch]);
+          const T t = tl + (static_cast<T>(top[u + ch]) - tl) * xl;
+          const T bt = bl + (static_cast<T>(bottom[u + ch]) - bl) * xl;
           o[ch] = t + (bt - t) * yl;
         }
       }
@@ -211,11 +215,11 @@ std::vector<int64_t> resize_nearest_sources(int64_t out, int64_t in, bool align_
 }
 
 void register_resize_kernels(KernelRegistry& r) {
-  register_each<float, double>(r, "ResizeBilinear", DeviceType::kCPU,
+  register_each<float, double, int32_t, int64_t, uint8_t>(r, "ResizeBilinear", DeviceType::kCPU,
                                []<typename T>() -> KernelFn { return resize_bilinear_kernel<T>; });
   register_each<float, double>(r, "ResizeBilinearGrad", DeviceType::kCPU,
                                []<typename T>() -> KernelFn { return resize_bilinear_grad_kernel<T>; });
-  register_each<float, double>(r, "ResizeNearestNeighbor", DeviceType::kCPU,
+  register_each<float, double, int32_t, int64_t, uint8_t>(r, "ResizeNearestNeighbor", DeviceType::kCPU,
                                []<typename T>() -> KernelFn { return resize_nearest_kernel<T>; });
   register_each<float, double>(r, "ResizeNearestNeighborGrad", DeviceType::kCPU,
                                []<typename T>() -> KernelFn { return resize_nearest_grad_kernel<T>; });

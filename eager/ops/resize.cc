@@ -5,6 +5,7 @@
 
 #include <array>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -52,20 +53,28 @@ absl::Status check_spatial(const InferenceContext& ctx, const Shape& s, const ch
 }
 
 // Input 0 (named `name`) [batch, height, width, channels] resized to the size attribute:
-// [batch, size[0], size[1], channels], after checking it and the flags.
-absl::StatusOr<OutputSpecs> sized_like_input(const InferenceContext& ctx, const char* name) {
-  TF_RETURN_IF_ERROR(check_dtype_in(ctx, 0, name, shape_fns::kFloating));
+// [batch, size[0], size[1], channels] of dtype `out` (default: the input's), after checking it
+// and the flags.
+absl::StatusOr<OutputSpecs> sized_like_input(const InferenceContext& ctx, const char* name,
+                                             std::initializer_list<DType> dtypes, std::optional<DType> out = {}) {
+  TF_RETURN_IF_ERROR(check_dtype_in(ctx, 0, name, dtypes));
   TF_RETURN_IF_ERROR(check_rank4(ctx, 0, name));
   TF_RETURN_IF_ERROR(check_flags(ctx));
   const Shape& in = ctx.inputs[0].shape;
   TF_RETURN_IF_ERROR(check_spatial(ctx, in, name));
   TF_ASSIGN_OR_RETURN(auto size, size_attr(ctx));
-  return single_output(ctx.inputs[0].dtype, Shape{in.dim(0), size[0], size[1], in.dim(3)});
+  return single_output(out.value_or(ctx.inputs[0].dtype), Shape{in.dim(0), size[0], size[1], in.dim(3)});
 }
 
 // ResizeBilinear, ResizeNearestNeighbor. Inputs: images. Attributes: size, align_corners,
-// half_pixel_centers.
-absl::StatusOr<OutputSpecs> resize_shape(const InferenceContext& ctx) { return sized_like_input(ctx, "images"); }
+// half_pixel_centers. Bilinear gives float32 but for float64 images; nearest keeps the dtype.
+absl::StatusOr<OutputSpecs> bilinear_shape(const InferenceContext& ctx) {
+  const DType in = ctx.inputs[0].dtype;
+  return sized_like_input(ctx, "images", shape_fns::kNumeric, in == DType::kFloat64 ? in : DType::kFloat32);
+}
+absl::StatusOr<OutputSpecs> nearest_shape(const InferenceContext& ctx) {
+  return sized_like_input(ctx, "images", shape_fns::kNumeric);
+}
 
 // ResizeBilinearGrad. Inputs: grads, original_image.
 absl::StatusOr<OutputSpecs> bilinear_grad_shape(const InferenceContext& ctx) {
@@ -90,12 +99,14 @@ absl::StatusOr<OutputSpecs> bilinear_grad_shape(const InferenceContext& ctx) {
 }
 
 // ResizeNearestNeighborGrad. Inputs: grads. Attributes: size (the original image's), flags.
-absl::StatusOr<OutputSpecs> nearest_grad_shape(const InferenceContext& ctx) { return sized_like_input(ctx, "grads"); }
+absl::StatusOr<OutputSpecs> nearest_grad_shape(const InferenceContext& ctx) {
+  return sized_like_input(ctx, "grads", shape_fns::kFloating);
+}
 
-OpDef kResizeBilinear{.type = "ResizeBilinear", .api_name = "resize_bilinear", .num_inputs = 1, .infer = resize_shape,
+OpDef kResizeBilinear{.type = "ResizeBilinear", .api_name = "resize_bilinear", .num_inputs = 1, .infer = bilinear_shape,
                       .tf_form = "T=in0 size@ints align_corners:bool=false half_pixel_centers:bool=false"};
 OpDef kResizeNearest{.type = "ResizeNearestNeighbor", .api_name = "resize_nearest_neighbor", .num_inputs = 1,
-                     .infer = resize_shape,
+                     .infer = nearest_shape,
                      .tf_form = "T=in0 size@ints align_corners:bool=false half_pixel_centers:bool=false"};
 OpDef kResizeBilinearGrad{.type = "ResizeBilinearGrad", .api_name = "resize_bilinear_grad", .num_inputs = 2,
                           .infer = bilinear_grad_shape,

@@ -14,9 +14,11 @@
 // Bilinear interpolates between floor(coordinate) (at least 0) and the next pixel (at most
 // in - 1); nearest takes min(floor(y * scale), in - 1) (legacy; round(y * scale) with
 // align_corners) or min(floor((y + 0.5) * scale), in - 1) (half_pixel_centers). align_corners
-// and half_pixel_centers together are an InvalidArgumentError, as in TensorFlow. float32 and
-// float64; the output has the input's dtype (TensorFlow's ResizeBilinear returns float32 for
-// every input type: the same for float32 images).
+// and half_pixel_centers together are an InvalidArgumentError, as in TensorFlow. Images of
+// any numeric dtype (uint8 as decoded); resize_nearest_neighbor keeps it, resize_bilinear
+// interpolates in float32 and returns float32, as TensorFlow does, except for float64 images:
+// float64 (TensorFlow: float32), so float64 gradient checks keep their precision. The
+// gradients take float32 and float64.
 #pragma once
 
 #include <cstdint>

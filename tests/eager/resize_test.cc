@@ -9,6 +9,7 @@
 
 #include "eager/ops/array.h"
 #include "eager/ops/binary.h"
+#include "eager/ops/cast.h"
 #include "eager/ops/creation.h"
 #include "eager/ops/random.h"
 #include "eager/ops/reduction.h"
@@ -48,6 +49,25 @@ TEST(ResizeBilinearTest, TensorflowsThreeCoordinateRules) {
   const Tensor big = resize_bilinear(zeros({2, 5, 7, 3}, DType::kFloat64), {3, 4});
   EXPECT_EQ(big.shape(), (Shape{2, 3, 4, 3}));
   EXPECT_EQ(big.dtype(), DType::kFloat64);
+}
+
+// TensorFlow's dtypes: a decoded uint8 (or int) image resizes bilinearly in float32 and comes
+// out float32; nearest keeps the dtype.
+TEST(ResizeBilinearTest, IntegerImagesInterpolateInFloat32) {
+  const Tensor img(std::vector<uint8_t>{0, 255, 10, 20}, Shape{1, 2, 2, 1});
+  const Tensor up = resize_bilinear(img, {2, 4});
+  EXPECT_EQ(up.dtype(), DType::kFloat32);
+  // Columns at x * 0.5 = 0, 0.5, 1, 1.5 (clamped): no wrap of 255 - 0 in uint8.
+  EXPECT_THAT(up.to_vector<float>(), ElementsAre(0, 127.5f, 255, 255, 10, 15, 20, 20));
+  const Tensor wide(std::vector<int64_t>{-3, 5, int64_t{1} << 40, 7}, Shape{1, 2, 2, 1});
+  const Tensor half = resize_bilinear(wide, {1, 1}, /*align_corners=*/false, /*half_pixel_centers=*/true);
+  EXPECT_EQ(half.dtype(), DType::kFloat32);
+  EXPECT_THAT(half.to_vector<float>(), ElementsAre(static_cast<float>((-3 + 5 + (int64_t{1} << 40) + 7) / 4.0)));
+  EXPECT_THAT(resize_bilinear(cast(img, DType::kInt32), {2, 4}).to_vector<float>(), testing::Pointwise(testing::FloatEq(), up.to_vector<float>()));
+  const Tensor near = resize_nearest_neighbor(img, {4, 4});
+  EXPECT_EQ(near.dtype(), DType::kUInt8);
+  EXPECT_THAT(near.to_vector<uint8_t>(), ElementsAre(0, 0, 255, 255, 0, 0, 255, 255, 10, 10, 20, 20, 10, 10, 20, 20));
+  EXPECT_EQ(resize_nearest_neighbor(cast(img, DType::kInt64), {1, 1}).to_vector<int64_t>(), std::vector<int64_t>{0});
 }
 
 TEST(ResizeNearestNeighborTest, TensorflowsThreeCoordinateRules) {
@@ -97,8 +117,10 @@ TEST(ResizeTest, ErrorsNameTheOpAndTheInput) {
               HasSubstr("[resize_bilinear] 'images' must have rank 4 [batch, height, width, channels], got shape [4,4,1]"));
   EXPECT_THAT(error_of([&] { resize_bilinear(zeros({1, 0, 4, 1}), {2, 2}); }),
               HasSubstr("[resize_bilinear] 'images' [1,0,4,1] has an empty height or width"));
-  EXPECT_THAT(error_of([&] { resize_bilinear(zeros({1, 4, 4, 1}, DType::kInt32), {2, 2}); }),
-              HasSubstr("[resize_bilinear] input 'images' has dtype int32"));
+  EXPECT_THAT(error_of([&] { resize_bilinear(zeros({1, 4, 4, 1}, DType::kBool), {2, 2}); }),
+              HasSubstr("[resize_bilinear] input 'images' has dtype bool"));
+  EXPECT_THAT(error_of([&] { resize_nearest_neighbor_grad(zeros({1, 2, 2, 1}, DType::kInt32), {4, 4}); }),
+              HasSubstr("[resize_nearest_neighbor_grad] input 'grads' has dtype int32"));
   EXPECT_THAT(error_of([&] { resize_bilinear_grad(zeros({1, 2, 2, 2}), img); }),
               HasSubstr("[resize_bilinear_grad] 'grads' [1,2,2,2] and 'original_image' [1,4,4,1] must agree"));
 }

@@ -176,5 +176,45 @@ TEST(GraphDefTfLayersTest, FrozenNchwGraphRunsLikeItsNhwcForm) {
   EXPECT_EQ(run_with_shape(h, "pool:0", Shape{-1, 4, 2, 2}, "images:0", x).to_vector<float>(), got.to_vector<float>());
 }
 
+// A serving graph's preprocessing as TensorFlow froze it: the decoded uint8 image resized
+// straight away (ResizeBilinear of T=DT_UINT8 gives float32, TensorFlow's rule), then scaled; a
+// nearest-neighbour resize of the same image keeps uint8.
+TEST(GraphDefTfLayersTest, FrozenPreprocessingResizesUint8Images) {
+  const std::string text = R"pb(
+    node { name: "image" op: "Placeholder" attr { key: "dtype" value { type: DT_UINT8 } }
+      attr { key: "shape" value { shape { dim { size: -1 } dim { size: -1 } dim { size: -1 } dim { size: 3 } } } } }
+    node { name: "size" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+      attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } } tensor_content: "\005\000\000\000\003\000\000\000" } } } }
+    node { name: "resize/ResizeBilinear" op: "ResizeBilinear" input: "image" input: "size"
+      attr { key: "T" value { type: DT_UINT8 } }
+      attr { key: "align_corners" value { b: false } }
+      attr { key: "half_pixel_centers" value { b: true } } }
+    node { name: "scale" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 0.00392156886 } } } }
+    node { name: "scaled" op: "Mul" input: "resize/ResizeBilinear" input: "scale" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "thumb" op: "ResizeNearestNeighbor" input: "image" input: "size"
+      attr { key: "T" value { type: DT_UINT8 } }
+      attr { key: "align_corners" value { b: false } }
+      attr { key: "half_pixel_centers" value { b: false } } }
+  )pb";
+  Graph g = graph_from_graph_def(graph_def_from_text(text));
+  std::vector<uint8_t> pixels(2 * 4 * 6 * 3);
+  for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<uint8_t>((i * 37) % 256);
+  const Tensor image(pixels, Shape{2, 4, 6, 3});
+  const Tensor scaled = run_with_shape(g, "scaled:0", Shape{-1, 5, 3, 3}, "image:0", image);
+  EXPECT_EQ(scaled.dtype(), DType::kFloat32);
+  EXPECT_EQ(scaled.to_vector<float>(), (resize_bilinear(image, {5, 3}, false, true) * 0.00392156886f).to_vector<float>());
+  const Tensor thumb = run_with_shape(g, "thumb:0", Shape{-1, 5, 3, 3}, "image:0", image);
+  EXPECT_EQ(thumb.dtype(), DType::kUInt8);
+  EXPECT_EQ(thumb.to_vector<uint8_t>(), resize_nearest_neighbor(image, {5, 3}).to_vector<uint8_t>());
+  // Written back with T = DT_UINT8 on both resizes.
+  const GraphDef def = to_graph_def(g);
+  for (const auto& node : def.node()) {
+    if (node.op() == "ResizeBilinear" || node.op() == "ResizeNearestNeighbor") {
+      EXPECT_EQ(node.attr().at("T").type(), proto::DT_UINT8) << node.name();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tapeflow

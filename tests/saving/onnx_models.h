@@ -203,7 +203,8 @@ inline ExportedCase dynamic_array_case() {
 // The image layers of onnx_ops_image.cc on an image [2, 6, 6, 2]: depthwise convolutions (a
 // channel multiplier, SAME and VALID, a dilation), inference batch norm in both layouts, LRN,
 // and both resizes under their three coordinate rules, upsampling one axis and downsampling the
-// other (6 -> 4 columns is where ONNX's Resize would pick another pixel than TensorFlow).
+// other (6 -> 4 columns is where ONNX's Resize would pick another pixel than TensorFlow), and
+// of a uint8 image.
 inline ExportedCase layers_case() {
   const Tensor k = pattern({3, 3, 2, 2}, 0.5f, 7);
   const Tensor scale = Tensor({1.5f, 0.75f}), offset = Tensor({0.1f, -0.2f});
@@ -223,7 +224,12 @@ inline ExportedCase layers_case() {
       resized.push_back(resize_nearest_neighbor(img, {9, 4}, align, half));
       shrunk.push_back(resize_nearest_neighbor(img, {3, 5}, align, half));
     }
-    return {normalized, strided, concat(resized, 3), concat(shrunk, 3)};
+    // A uint8 image (as decoded) resizes in float32: a Cast before ONNX's Resize. Scaled to [0, 1]
+    // as a serving graph does (at 255, a float32's last bit is 1.5e-5).
+    const Tensor pixels = cast(abs(img) * 100.f, DType::kUInt8);
+    return {normalized, strided, concat(resized, 3), concat(shrunk, 3),
+            resize_bilinear(pixels, {9, 4}, false, true) * (1.f / 255),
+            resize_nearest_neighbor(pixels, {3, 5})};
   };
   return export_case("layers", fn, {{DType::kFloat32, {2, 6, 6, 2}}}, {pattern({2, 6, 6, 2}, 1.f, 8)});
 }

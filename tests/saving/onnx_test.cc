@@ -435,14 +435,20 @@ TEST(OnnxExportTest, ImageLayersBecomeGroupedConvBatchNormLrnResizeAndGathers) {
   EXPECT_NEAR(lrn_attrs["alpha"], 0.9, 1e-7);
   EXPECT_NEAR(lrn_attrs["bias"], 1.5, 1e-7);
   EXPECT_NEAR(lrn_attrs["beta"], 0.6, 1e-7);
-  // Three bilinear Resizes (one per coordinate rule); nearest ones are Gathers.
+  // Four bilinear Resizes (one per coordinate rule, and the uint8 image's, of a float32 Cast of
+  // it); nearest ones are Gathers.
   std::vector<std::string> modes;
   for (const auto& n : g.node()) {
     if (n.op_type() != "Resize") continue;
     for (const auto& a : n.attribute())
       if (a.name() == "coordinate_transformation_mode") modes.push_back(a.s());
   }
-  EXPECT_THAT(modes, ElementsAre("asymmetric", "align_corners", "half_pixel"));
+  EXPECT_THAT(modes, ElementsAre("asymmetric", "align_corners", "half_pixel", "half_pixel"));
+  const onnx::NodeProto* as_float = nullptr;
+  for (const auto& n : g.node())
+    if (n.op_type() == "Cast" && n.output(0).ends_with("as_float")) as_float = &n;
+  ASSERT_NE(as_float, nullptr);
+  EXPECT_EQ(as_float->attribute(0).i(), onnx::TensorProto::FLOAT);
   // The legacy 6 -> 4 columns read columns 0, 1, 3, 4 (TensorFlow: floor(x * 1.5)).
   bool found = false;
   for (const auto& t : g.initializer())

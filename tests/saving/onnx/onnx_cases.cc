@@ -25,6 +25,7 @@ nlohmann::json tensor_json(const std::string& name, const Tensor& t) {
     case DType::kFloat32: j["dtype"] = "float32", j["data"] = t.to_vector<float>(); break;
     case DType::kInt32: j["dtype"] = "int32", j["data"] = t.to_vector<int32_t>(); break;
     case DType::kInt64: j["dtype"] = "int64", j["data"] = t.to_vector<int64_t>(); break;
+    case DType::kUInt8: j["dtype"] = "uint8", j["data"] = t.to_vector<uint8_t>(); break;
     default: throw std::runtime_error("onnx_cases: add this dtype to the manifest writer");
   }
   return j;

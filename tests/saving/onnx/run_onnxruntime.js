@@ -6,7 +6,7 @@ const path = require('path');
 const ort = require('onnxruntime-node');
 
 const kTolerance = 1e-5;
-const arrays = {float32: Float32Array, int32: Int32Array, int64: BigInt64Array};
+const arrays = {float32: Float32Array, int32: Int32Array, int64: BigInt64Array, uint8: Uint8Array};
 
 function toTensor(t) {
   const data = t.dtype === 'int64' ? BigInt64Array.from(t.data, BigInt) : arrays[t.dtype].from(t.data);
