@@ -14,6 +14,7 @@ namespace tapeflow {
 void register_conv_variant_ops(OpRegistry& r);
 void register_normalization_ops(OpRegistry& r);
 void register_resize_ops(OpRegistry& r);
+void register_space_batch_ops(OpRegistry& r);
 void register_nn_ops(OpRegistry& r);
 
 OpRegistry& OpRegistry::global() {
@@ -40,6 +41,7 @@ OpRegistry& OpRegistry::global() {
     register_conv_variant_ops(*r);
     register_normalization_ops(*r);
     register_resize_ops(*r);
+    register_space_batch_ops(*r);
     register_nn_ops(*r);
     return r;
   }();

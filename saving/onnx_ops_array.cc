@@ -1,5 +1,6 @@
-// ONNX converters for indexing, scatter, sorting, creation, scans and padding (the rest are in
-// onnx_ops.cc; the exactness rule is Note [Exact ONNX forms] there).
+// ONNX converters for indexing, scatter, sorting, creation, scans, padding and the space/batch
+// rearrangements (the rest are in onnx_ops.cc; the exactness rule is Note [Exact ONNX forms]
+// there).
 //
 // Index inputs: ONNX's GatherND and ScatterND take int64 indices, so int32 indices are cast.
 // ONNX counts negative indices from the end where tapeflow rejects them (GatherNd, ScatterNd,
@@ -519,6 +520,75 @@ absl::Status size(NodeContext& n, bool rank) {
   return absl::OkStatus();
 }
 
+// SpaceToBatchND / BatchToSpaceND: no ONNX op; the rearrangement written out with static sizes
+// (every dim but the batch known). With M blocked dims, sizes t_i per block b_i and the rest R:
+//   to batch:  Pad -> Reshape [-1, t_0, b_0, ..., t_M-1, b_M-1, R] -> Transpose (the b_i first,
+//              then the batch and the t_i) -> Reshape [-1, t_0, ..., R]
+//   to space:  Reshape [b_0, ..., b_M-1, -1, t_0, ..., R] -> Transpose (batch, t_0, b_0, ...)
+//              -> Reshape [-1, t_0 * b_0, ..., R] -> Slice off the crops.
+absl::Status space_batch(NodeContext& n, bool to_batch) {
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> block, n.const_ints(1));
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> margins, n.const_ints(2));
+  TF_ASSIGN_OR_RETURN(TensorSpec x, n.in_spec(0));
+  TF_ASSIGN_OR_RETURN(TensorSpec y, n.out_spec(0));
+  const Shape& space = to_batch ? x.shape : y.shape;
+  const Shape& blocked = to_batch ? y.shape : x.shape;
+  const int m = static_cast<int>(block.size()), rank = space.rank();
+  for (int d = 1; d < rank; ++d)
+    if (space.dim(d) < 0 || blocked.dim(d) < 0)
+      return absl::UnimplementedError(absl::StrCat(
+          "a space/batch rearrangement of ", x.shape.to_string(), " with unknown dims other than the batch (ONNX has "
+          "no such op: it is written as Reshapes and a Transpose of known sizes)"));
+  std::string at = n.in(0);
+  if (to_batch) {  // zero padding, [begins..., ends...] over every dim
+    std::vector<int64_t> pads(2 * static_cast<size_t>(rank), 0);
+    for (int i = 0; i < m; ++i) pads[1 + i] = margins[2 * i], pads[rank + 1 + i] = margins[2 * i + 1];
+    const std::string padded = n.temp("padded");
+    n.emit("Pad", {at, ints_initializer(n, "pads", pads)}, {padded});
+    at = padded;
+  }
+  std::vector<int64_t> split, perm;  // the split shape, and the permutation to the other side's order
+  if (to_batch) {
+    split.push_back(-1);
+    for (int i = 0; i < m; ++i) split.insert(split.end(), {blocked.dim(1 + i), block[i]});
+    for (int i = 0; i < m; ++i) perm.push_back(2 + 2 * i);
+    perm.push_back(0);
+    for (int i = 0; i < m; ++i) perm.push_back(1 + 2 * i);
+  } else {
+    split.assign(block.begin(), block.end());
+    split.push_back(-1);
+    for (int i = 0; i < m; ++i) split.push_back(blocked.dim(1 + i));
+    perm.push_back(m);
+    for (int i = 0; i < m; ++i) perm.insert(perm.end(), {m + 1 + i, i});
+  }
+  std::vector<int64_t> joined = {-1};
+  for (int i = 0; i < m; ++i) joined.push_back(to_batch ? blocked.dim(1 + i) : blocked.dim(1 + i) * block[i]);
+  for (int d = m + 1; d < rank; ++d) {
+    split.push_back(space.dim(d));
+    perm.push_back(2 * m + 1 + (d - m - 1));
+    joined.push_back(space.dim(d));
+  }
+  const std::string split_t = n.temp("split"), moved = n.temp("moved");
+  n.emit("Reshape", {at, ints_initializer(n, "split_shape", split)}, {split_t});
+  set_ints(n.emit("Transpose", {split_t}, {moved}), "perm", perm);
+  if (to_batch) {
+    n.emit("Reshape", {moved, ints_initializer(n, "shape", joined)}, {n.out()});
+    return absl::OkStatus();
+  }
+  const std::string whole = n.temp("uncropped");
+  n.emit("Reshape", {moved, ints_initializer(n, "shape", joined)}, {whole});
+  std::vector<int64_t> starts, ends, axes;
+  for (int i = 0; i < m; ++i) {
+    starts.push_back(margins[2 * i]);
+    ends.push_back(joined[1 + i] - margins[2 * i + 1]);
+    axes.push_back(1 + i);
+  }
+  n.emit("Slice",
+         {whole, ints_initializer(n, "starts", starts), ints_initializer(n, "ends", ends), ints_initializer(n, "axes", axes)},
+         {n.out()});
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void add_array_converters(ConverterTable& table) {
@@ -532,6 +602,8 @@ void add_array_converters(ConverterTable& table) {
       {"TopKV2", top_k}, {"Unique", unique}, {"Pack", pack}, {"Unpack", unpack}, {"Split", split},
       {"SplitV", split_v}, {"Shape", shape},
       {"Size", [](NodeContext& n) { return size(n, false); }}, {"Rank", [](NodeContext& n) { return size(n, true); }},
+      {"SpaceToBatchND", [](NodeContext& n) { return space_batch(n, true); }},
+      {"BatchToSpaceND", [](NodeContext& n) { return space_batch(n, false); }},
   });
 }
 

@@ -12,6 +12,7 @@ namespace tapeflow {
 void register_conv_variant_gradients(GradientRegistry& r);
 void register_normalization_gradients(GradientRegistry& r);
 void register_resize_gradients(GradientRegistry& r);
+void register_space_batch_gradients(GradientRegistry& r);
 void register_nn_gradients(GradientRegistry& r);
 
 void GradientRegistry::add(std::string_view op_type, GradFn fn) {
@@ -57,6 +58,7 @@ GradFn find_gradient(std::string_view op_type) {
     register_conv_variant_gradients(*r);
     register_normalization_gradients(*r);
     register_resize_gradients(*r);
+    register_space_batch_gradients(*r);
     register_nn_gradients(*r);
     return r;
   }();

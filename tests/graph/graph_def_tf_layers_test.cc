@@ -176,6 +176,72 @@ TEST(GraphDefTfLayersTest, FrozenNchwGraphRunsLikeItsNhwcForm) {
   EXPECT_EQ(run_with_shape(h, "pool:0", Shape{-1, 4, 2, 2}, "images:0", x).to_vector<float>(), got.to_vector<float>());
 }
 
+// tf.nn.atrous_conv2d(x, k, rate=2, padding="SAME") as TensorFlow 1.x freezes it (DeepLab's
+// ASPP branches): SpaceToBatchND with the paddings required_space_to_batch_paddings computed for
+// a 7x7 image ((2, 3): SAME's 2 and one to make 11 divisible by 2), a VALID Conv2D per phase,
+// and BatchToSpaceND cropping that extra row and column. It runs as the dilated convolution.
+TEST(GraphDefTfLayersTest, FrozenAtrousConvolutionRunsAsTheDilatedOne) {
+  const std::vector<float> w = ramp(36, 0.05f, -0.9f);
+  const std::string i32_2x2_2233 = R"(\002\000\000\000\003\000\000\000\002\000\000\000\003\000\000\000)";
+  const std::string text = absl::StrCat(
+      R"pb(node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "shape" value { shape { dim { size: -1 } dim { size: 7 } dim { size: 7 } dim { size: 2 } } } } }
+           node { name: "aspp/SpaceToBatchND/block_shape" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+             attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } } tensor_content: "\002\000\000\000\002\000\000\000" } } } }
+           node { name: "aspp/SpaceToBatchND/paddings" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+             attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } dim { size: 2 } } tensor_content: ")pb",
+      i32_2x2_2233, R"pb(" } } } }
+           node { name: "aspp/SpaceToBatchND" op: "SpaceToBatchND" input: "x" input: "aspp/SpaceToBatchND/block_shape"
+             input: "aspp/SpaceToBatchND/paddings"
+             attr { key: "T" value { type: DT_FLOAT } }
+             attr { key: "Tblock_shape" value { type: DT_INT32 } }
+             attr { key: "Tpaddings" value { type: DT_INT32 } } }
+      )pb",
+      const_node("aspp/weights", {3, 3, 2, 2}, w),
+      R"pb(node { name: "aspp/Conv2D" op: "Conv2D" input: "aspp/SpaceToBatchND" input: "aspp/weights"
+             attr { key: "T" value { type: DT_FLOAT } }
+             attr { key: "data_format" value { s: "NHWC" } }
+             attr { key: "dilations" value { list { i: 1 i: 1 i: 1 i: 1 } } }
+             attr { key: "padding" value { s: "VALID" } }
+             attr { key: "strides" value { list { i: 1 i: 1 i: 1 i: 1 } } }
+             attr { key: "use_cudnn_on_gpu" value { b: true } } }
+           node { name: "aspp/BatchToSpaceND/crops" op: "Const" attr { key: "dtype" value { type: DT_INT64 } }
+             attr { key: "value" value { tensor { dtype: DT_INT64 tensor_shape { dim { size: 2 } dim { size: 2 } } int64_val: 0 int64_val: 1 int64_val: 0 int64_val: 1 } } } }
+           node { name: "aspp/BatchToSpaceND" op: "BatchToSpaceND" input: "aspp/Conv2D" input: "aspp/SpaceToBatchND/block_shape"
+             input: "aspp/BatchToSpaceND/crops"
+             attr { key: "T" value { type: DT_FLOAT } }
+             attr { key: "Tblock_shape" value { type: DT_INT32 } }
+             attr { key: "Tcrops" value { type: DT_INT64 } } }
+      )pb");
+  Graph g = graph_from_graph_def(graph_def_from_text(text));
+  EXPECT_EQ(g.get_tensor_by_name("aspp/SpaceToBatchND:0").shape(), (Shape{-1, 6, 6, 2}));
+  const Tensor x(ramp(2 * 7 * 7 * 2, 0.1f, -3.f), Shape{2, 7, 7, 2});
+  const Tensor got = run_with_shape(g, "aspp/BatchToSpaceND:0", Shape{-1, 7, 7, 2}, "x:0", x);
+  expect_close(got, conv2d(x, Tensor(w, Shape{3, 3, 2, 2}), {1, 1}, "SAME", {2, 2}), 1e-5);
+
+  // Written back as TensorFlow's nodes (constant inputs, their index types), and read again.
+  const GraphDef def = to_graph_def(g);
+  bool seen = false;
+  for (const auto& node : def.node()) {
+    if (node.op() != "SpaceToBatchND") continue;
+    seen = true;
+    EXPECT_EQ(node.input_size(), 3);
+    EXPECT_EQ(node.attr().at("Tpaddings").type(), proto::DT_INT32);
+    EXPECT_EQ(node.attr().at("Tblock_shape").type(), proto::DT_INT32);
+  }
+  EXPECT_TRUE(seen);
+  Graph h = graph_from_graph_def(def);
+  EXPECT_EQ(run_with_shape(h, "aspp/BatchToSpaceND:0", Shape{-1, 7, 7, 2}, "x:0", x).to_vector<float>(),
+            got.to_vector<float>());
+
+  // Crops larger than the rearranged size are refused at import, naming the node.
+  std::string bad = text;
+  bad.replace(bad.find("int64_val: 0 int64_val: 1"), 12, "int64_val: 9");
+  EXPECT_THAT(error_of([&] { graph_from_graph_def(graph_def_from_text(bad)); }),
+              HasSubstr("node 'aspp/BatchToSpaceND' (BatchToSpaceND): [batch_to_space_nd] crops (9, 1) of spatial dim 0 "
+                        "exceed its size 8"));
+}
+
 // A serving graph's preprocessing as TensorFlow froze it: the decoded uint8 image resized
 // straight away (ResizeBilinear of T=DT_UINT8 gives float32, TensorFlow's rule), then scaled; a
 // nearest-neighbour resize of the same image keeps uint8.

@@ -204,7 +204,7 @@ inline ExportedCase dynamic_array_case() {
 // channel multiplier, SAME and VALID, a dilation), inference batch norm in both layouts, LRN,
 // and both resizes under their three coordinate rules, upsampling one axis and downsampling the
 // other (6 -> 4 columns is where ONNX's Resize would pick another pixel than TensorFlow), and
-// of a uint8 image.
+// of a uint8 image; SpaceToBatchND / BatchToSpaceND around a Conv (an atrous convolution).
 inline ExportedCase layers_case() {
   const Tensor k = pattern({3, 3, 2, 2}, 0.5f, 7);
   const Tensor scale = Tensor({1.5f, 0.75f}), offset = Tensor({0.1f, -0.2f});
@@ -227,9 +227,14 @@ inline ExportedCase layers_case() {
     // A uint8 image (as decoded) resizes in float32: a Cast before ONNX's Resize. Scaled to [0, 1]
     // as a serving graph does (at 255, a float32's last bit is 1.5e-5).
     const Tensor pixels = cast(abs(img) * 100.f, DType::kUInt8);
+    // TensorFlow 1's atrous convolution (rate 2, SAME): SpaceToBatchND, Conv2D, BatchToSpaceND;
+    // and one blocked dim with a crop.
+    const Tensor atrous = batch_to_space_nd(conv2d(space_to_batch_nd(img, {2, 2}, {{2, 2}, {2, 2}}), k, {1, 1}, "VALID"),
+                                            {2, 2}, {{0, 0}, {0, 0}});
+    const Tensor rows = batch_to_space_nd(space_to_batch_nd(img, {3}, {{1, 2}}) * 2.f, {3}, {{2, 1}});
     return {normalized, strided, concat(resized, 3), concat(shrunk, 3),
             resize_bilinear(pixels, {9, 4}, false, true) * (1.f / 255),
-            resize_nearest_neighbor(pixels, {3, 5})};
+            resize_nearest_neighbor(pixels, {3, 5}), atrous, rows};
   };
   return export_case("layers", fn, {{DType::kFloat32, {2, 6, 6, 2}}}, {pattern({2, 6, 6, 2}, 1.f, 8)});
 }

@@ -401,10 +401,18 @@ TEST(OnnxExportTest, ImageLayersBecomeGroupedConvBatchNormLrnResizeAndGathers) {
   const onnx::GraphProto& g = m.graph();
   expect_well_formed(g);
   // Depthwise: Conv with group = channels and [C * M, 1, kh, kw] weights; the dilated one too.
+  // (The atrous convolution's Conv, group 1, sits between a Transpose and a Reshape.)
   std::vector<const onnx::NodeProto*> convs;
-  for (const auto& n : g.node())
-    if (n.op_type() == "Conv") convs.push_back(&n);
+  int plain_convs = 0;
+  for (const auto& n : g.node()) {
+    if (n.op_type() != "Conv") continue;
+    bool grouped = false;
+    for (const auto& a : n.attribute()) grouped = grouped || (a.name() == "group" && a.i() > 1);
+    if (grouped) convs.push_back(&n);
+    else ++plain_convs;
+  }
   ASSERT_EQ(convs.size(), 3u);
+  EXPECT_EQ(plain_convs, 1);
   std::multiset<std::vector<int64_t>> dilations, strides;
   for (const onnx::NodeProto* n : convs) {
     int64_t group = -1;
@@ -467,6 +475,9 @@ TEST(OnnxExportTest, ImageLayersRefuseWhatOnnxCannotComputeExactly) {
   auto lrn64 = function([](const Tensor& x) { return local_response_normalization(x, 1); });
   EXPECT_THAT(error_of([&] { onnx_model_bytes(lrn64.get_concrete_function({{DType::kFloat64, {1, 2, 2, 3}}})); }),
               HasSubstr("LRN of float64"));
+  auto phases = function([](const Tensor& x) { return space_to_batch_nd(x, {2}, {{0, 0}}); });
+  EXPECT_THAT(error_of([&] { onnx_model_bytes(phases.get_concrete_function({{DType::kFloat32, {-1, 4, -1}}})); }),
+              HasSubstr("a space/batch rearrangement of [?,4,?] with unknown dims other than the batch"));
 }
 
 TEST(OnnxExportTest, MathCaseUsesExactCompositesAndKeepsDtypes) {

@@ -59,6 +59,10 @@ std::map<std::string, std::vector<Case>> make_cases() {
   add("Tan", {rnd({3}, -1.2, 1.2, 144)}, [](const V& v) { return tan(v[0]); });
   add("DepthToSpace", {rnd({1, 2, 1, 8}, -1, 1, 249)}, [](const V& v) { return depth_to_space(v[0], 2); });
   add("SpaceToDepth", {rnd({1, 2, 4, 2}, -1, 1, 250)}, [](const V& v) { return space_to_depth(v[0], 2, "NCHW"); });
+  add("SpaceToBatchND", {rnd({2, 3, 2, 2}, -1, 1, 255)},
+      [](const V& v) { return space_to_batch_nd(v[0], {2, 2}, {{1, 0}, {0, 2}}); });
+  add("BatchToSpaceND", {rnd({4, 2, 2, 1}, -1, 1, 256)},
+      [](const V& v) { return batch_to_space_nd(v[0], {2, 1}, {{1, 2}, {0, 1}}); });
   add("MatrixBandPart", {rnd({2, 3, 4}, -1, 1, 248)}, [](const V& v) { return matrix_band_part(v[0], 1, 0); });
   add("Atan2", {rnd({2, 3}, -2, 2, 251), rnd({3}, 0.5, 2, 252)}, [](const V& v) { return atan2(v[0], v[1]); });
   add("Atan2", {rnd({3}, -2, 2, 253), rnd({2, 3}, -2, -0.5, 254)}, [](const V& v) { return atan2(v[0], v[1]); });
