@@ -14,6 +14,7 @@
 #include "core/errors.h"
 #include "graph/graph_context.h"
 #include "graph/graph_def.h"
+#include "graph/graph_def_composites.h"
 
 #include <optional>
 
@@ -145,6 +146,9 @@ class Importer {
   absl::Status check_op_types();
   absl::StatusOr<std::vector<int>> topological_order();
   absl::Status plan_node(int i);
+  // Note [Composites in a GraphDef]: node i's composite spliced into the plan.
+  absl::Status plan_composite(int i, absl::Span<const Ref> inputs, absl::Span<const int> control,
+                              const SharedDeviceSpec& device);
   // plan_node's special cases, kept out of its way.
   [[gnu::cold]] absl::Status check_select(int i, absl::Span<const Ref> refs) const;
   [[gnu::cold]] absl::Status check_batch_matmul(int i, absl::Span<const Ref> refs) const;
@@ -276,6 +280,7 @@ absl::Status Importer::index_node(int i) {
   if (fresh) {
     const char* alias = alias_of(nd.op());
     type->second = find_any_op(alias ? alias : nd.op());
+    if (type->second == nullptr) type->second = graph_def_internal::composite_op(nd.op());
   }
   op_of_.push_back(type->second);
   return absl::OkStatus();
@@ -795,6 +800,7 @@ absl::Status Importer::plan_node(int i) {
     if (!r.ok()) return fail(r.status());
     refs.push_back(*r);
   }
+  if (graph_def_internal::composite_op(op.type) == &op) return plan_composite(i, refs, control, *device);
   auto node = std::make_unique<Node>();
   node->name = nd.name();
   node->op = &op;
@@ -929,6 +935,40 @@ absl::Status Importer::plan_node(int i) {
   }
   outputs_of_[i] = *id;
   return read_colocation(i, *id);
+}
+
+absl::Status Importer::plan_composite(int i, absl::Span<const Ref> inputs, absl::Span<const int> control,
+                                      const SharedDeviceSpec& device) {
+  const proto::NodeDef& nd = def_.node(i);
+  std::vector<TensorSpec> specs;
+  for (const Ref& r : inputs) specs.push_back(spec(r));
+  absl::StatusOr<graph_def_internal::CompositeBody> body = graph_def_internal::build_composite(nd, specs);
+  if (!body.ok()) return node_error(body.status().code(), i, body.status().message());
+  const std::vector<const Node*> nodes = body->graph.state()->snapshot();
+  std::vector<int> planned_of(nodes.size(), -1);  // scratch node -> its planned index
+  auto ref_of = [&](const TensorRef& r) {
+    return r.node < body->inputs ? inputs[static_cast<size_t>(r.node)] : output_ref(planned_of[static_cast<size_t>(r.node)], r.index);
+  };
+  for (size_t j = static_cast<size_t>(body->inputs); j < nodes.size(); ++j) {
+    const Node& from = *nodes[j];
+    auto node = std::make_unique<Node>();
+    const bool result = static_cast<int>(j) == body->output.node;
+    node->name = result ? nd.name() : absl::StrCat(nd.name(), "/", from.name);
+    node->op = from.op;
+    node->attrs = from.attrs;
+    node->value = from.value;
+    node->requested_device = device;
+    std::vector<Ref> refs;
+    for (const TensorRef& r : from.inputs) refs.push_back(ref_of(r));
+    std::vector<int> after(control.begin(), control.end());
+    for (int c : from.control_inputs)
+      if (c >= body->inputs) after.push_back(planned_of[static_cast<size_t>(c)]);
+    absl::StatusOr<int> k = add_planned(std::move(node), refs, after, result ? names_[static_cast<uint32_t>(i)] : std::string_view());
+    if (!k.ok()) return node_error(k.status().code(), i, k.status().message());
+    planned_of[j] = *k;
+  }
+  outputs_of_[i] = planned_of[static_cast<size_t>(body->output.node)];
+  return read_colocation(i, outputs_of_[i]);
 }
 
 // Binds an imported VarHandleOp to a new graph Variable: the Variable constructor asks its

@@ -14,6 +14,8 @@
 // nowhere else, transpose and reshape to [batch, free, contracted] blocks, matmul, reshape and
 // transpose to the output order. So its gradient comes from those primitives, it traces into
 // a graph unchanged, and a GraphDef shows Sum / Transpose / Reshape / MatMul nodes, not Einsum.
+// A TensorFlow GraphDef's Einsum node is read as this composite (Note [Composites in a
+// GraphDef], graph/graph_def_composites.h).
 //
 // Labels are ASCII letters. A bad equation (wrong operand count, a label of the output that no
 // operand has, a repeated output label, a label repeated within one operand, "...", sizes of

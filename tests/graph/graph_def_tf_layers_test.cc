@@ -242,6 +242,53 @@ TEST(GraphDefTfLayersTest, FrozenAtrousConvolutionRunsAsTheDilatedOne) {
                         "exceed its size 8"));
 }
 
+// TensorFlow 2's Einsum as Keras writes it in a frozen transformer: an EinsumDense projection
+// ("abc,cd->abd") of a [batch, 4, 3] input and MultiHeadAttention's score contraction
+// ("aecd,abcd->acbe") of the heads, under the node names a user fetches. tapeflow reads each as
+// its einsum composite (Note [Composites in a GraphDef]).
+TEST(GraphDefTfLayersTest, FrozenEinsumNodesRunAsTheComposite) {
+  const std::vector<float> w = ramp(3 * 4, 0.1f, -0.5f);
+  const std::string text = absl::StrCat(
+      R"pb(node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "shape" value { shape { dim { size: -1 } dim { size: 4 } dim { size: 3 } } } } }
+      )pb",
+      const_node("dense/kernel", {3, 4}, w),
+      R"pb(node { name: "dense/einsum/Einsum" op: "Einsum" input: "x" input: "dense/kernel"
+             attr { key: "N" value { i: 2 } } attr { key: "T" value { type: DT_FLOAT } }
+             attr { key: "equation" value { s: "abc,cd->abd" } } }
+           node { name: "shape" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+             attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 4 } } int_val: 2 int_val: 4 int_val: 2 int_val: 2 } } } }
+           node { name: "heads" op: "Reshape" input: "dense/einsum/Einsum" input: "shape"
+             attr { key: "T" value { type: DT_FLOAT } } attr { key: "Tshape" value { type: DT_INT32 } } }
+           node { name: "attention/einsum/Einsum" op: "Einsum" input: "heads" input: "heads"
+             attr { key: "N" value { i: 2 } } attr { key: "T" value { type: DT_FLOAT } }
+             attr { key: "equation" value { s: "aecd,abcd->acbe" } } }
+           node { name: "scores" op: "Identity" input: "attention/einsum/Einsum" attr { key: "T" value { type: DT_FLOAT } } }
+      )pb");
+  Graph g = graph_from_graph_def(graph_def_from_text(text));
+  EXPECT_EQ(g.get_tensor_by_name("dense/einsum/Einsum:0").shape(), (Shape{-1, 4, 4}));
+  const Tensor x(ramp(2 * 4 * 3, 0.2f, -1.f), Shape{2, 4, 3});
+  const Tensor got = run_with_shape(g, "scores:0", Shape{2, 2, 4, 4}, "x:0", x);
+  const Tensor heads = reshape(einsum("abc,cd->abd", x, Tensor(w, Shape{3, 4})), {2, 4, 2, 2});
+  expect_close(got, einsum("aecd,abcd->acbe", heads, heads), 1e-5);
+  // The composite's nodes sit under the Einsum's name; they are written back as primitives.
+  EXPECT_EQ(g.get_operation_by_name("dense/einsum/Einsum").type(), "Reshape");
+  Graph h = graph_from_graph_def(to_graph_def(g));
+  expect_close(run_with_shape(h, "scores:0", Shape{2, 2, 4, 4}, "x:0", x), got, 0);
+
+  // What the composite refuses is the node's error.
+  std::string ellipsis = text;
+  ellipsis.replace(ellipsis.find("abc,cd->abd"), 11, "...c,cd->...d");
+  EXPECT_THAT(error_of([&] { graph_from_graph_def(graph_def_from_text(ellipsis)); }),
+              HasSubstr("node 'dense/einsum/Einsum' (Einsum): [einsum] equation '...c,cd->...d': ellipsis ('...') is not "
+                        "supported"));
+  std::string typed = text;
+  const std::string float_t = "attr { key: \"N\" value { i: 2 } } attr { key: \"T\" value { type: DT_FLOAT } }";
+  typed.replace(typed.find(float_t), float_t.size(), "attr { key: \"N\" value { i: 2 } } attr { key: \"T\" value { type: DT_INT32 } }");
+  EXPECT_THAT(error_of([&] { graph_from_graph_def(graph_def_from_text(typed)); }),
+              HasSubstr("node 'dense/einsum/Einsum' (Einsum): attr 'T' says type: DT_INT32 but input 0 is float32"));
+}
+
 // A serving graph's preprocessing as TensorFlow froze it: the decoded uint8 image resized
 // straight away (ResizeBilinear of T=DT_UINT8 gives float32, TensorFlow's rule), then scaled; a
 // nearest-neighbour resize of the same image keeps uint8.
