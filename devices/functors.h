@@ -209,6 +209,11 @@ struct SquaredDifference { template <typename T> TF_HOST_DEVICE T operator()(T a
   const T d = wrap_sub(a, b);
   return wrap_mul(d, d); } };
 struct Atan2 { template <typename T> TF_HOST_DEVICE T operator()(T y, T x) const { return std::atan2(y, x); } };
+// x * log(y) and x / y, each 0 where x is 0 (even for y 0 or NaN): TensorFlow's Xlogy, Xdivy.
+struct Xlogy { template <typename T> TF_HOST_DEVICE T operator()(T x, T y) const {
+  return x == T(0) ? T(0) : x * std::log(y); } };
+struct Xdivy { template <typename T> TF_HOST_DEVICE T operator()(T x, T y) const {
+  return x == T(0) ? T(0) : x / y; } };
 struct DivNoNan { template <typename T> TF_HOST_DEVICE T operator()(T a, T b) const {
   return b == T(0) ? T(0) : a / b; } };  // 0 even for 0/0 and inf/0
 // TruncateDiv on integers is Div's integer branch (truncates toward zero).

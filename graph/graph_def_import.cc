@@ -59,6 +59,8 @@ const char* alias_of(std::string_view type) {
   if (type == "PreventGradient") return "StopGradient";
   if (type == "Inv") return "Reciprocal";
   if (type == "BiasAddV1") return "BiasAdd";
+  // TensorFlow's Mod is C's remainder (truncating; tf.math.mod is FloorMod).
+  if (type == "Mod") return "TruncateMod";
   // FusedBatchNorm (V1, V2) are V3 without the reserve_space_3 output (and V1 without "U" and
   // exponential_avg_factor, whose defaults V3 reads): the same node serves their consumers.
   if (type == "FusedBatchNorm" || type == "FusedBatchNormV2") return "FusedBatchNormV3";

@@ -552,6 +552,25 @@ absl::Status div_no_nan(NodeContext& n) {
   return absl::OkStatus();
 }
 
+// Xlogy and Xdivy: x * log(y) and x / y, 0 where x is 0 (even where the other side is inf or NaN).
+Converter x_times(absl::string_view onnx_op) {
+  return [op = std::string(onnx_op)](NodeContext& n) -> absl::Status {
+    TF_ASSIGN_OR_RETURN(TensorSpec x, n.in_spec(0));
+    const std::string zero = scalar_initializer(n, "zero", x.dtype, 0);
+    const std::string is_zero = n.temp("x_is_zero"), value = n.temp("value");
+    n.emit("Equal", {n.in(0), zero}, {is_zero});
+    if (op == "Log") {
+      const std::string log_y = n.temp("log_y");
+      n.emit("Log", {n.in(1)}, {log_y});
+      n.emit("Mul", {n.in(0), log_y}, {value});
+    } else {
+      n.emit("Div", {n.in(0), n.in(1)}, {value});
+    }
+    n.emit("Where", {is_zero, zero, value}, {n.out()});
+    return absl::OkStatus();
+  };
+}
+
 // ONNX has no Atan2: atan(y / x), moved by pi (toward y's side) where x < 0, and 0 at (0, 0).
 // At x = 0, y / x is +-inf and atan gives +-pi / 2 already.
 absl::Status atan2(NodeContext& n) {
@@ -630,6 +649,7 @@ const absl::flat_hash_map<std::string, Converter>& converters() {
       {"SquaredDifference", squared_difference}, {"AddN", add_n}, {"ClipByValue", clip_by_value},
       {"FloorDiv", floor_div}, {"FloorMod", floor_mod}, {"TruncateDiv", same("Div")},
       {"TruncateMod", truncate_mod}, {"DivNoNan", div_no_nan}, {"Atan2", atan2},
+      {"Xlogy", x_times("Log")}, {"Xdivy", x_times("Div")},
     };
     add_array_converters(*t);
     add_image_converters(*t);

@@ -94,6 +94,10 @@ void register_math_kernels(KernelRegistry& r) {
   });
   register_each<float, double>(r, "Atan2", DeviceType::kCPU,
                                []<typename T>() -> KernelFn { return binary_kernel<T, T, functors::Atan2>; });
+  register_each<float, double>(r, "Xlogy", DeviceType::kCPU,
+                               []<typename T>() -> KernelFn { return binary_kernel<T, T, functors::Xlogy>; });
+  register_each<float, double>(r, "Xdivy", DeviceType::kCPU,
+                               []<typename T>() -> KernelFn { return binary_kernel<T, T, functors::Xdivy>; });
   register_each<float, double>(r, "DivNoNan", DeviceType::kCPU,
                                []<typename T>() -> KernelFn { return binary_kernel<T, T, functors::DivNoNan>; });
   register_each<int32_t, int64_t, uint8_t>(r, "TruncateDiv", DeviceType::kCPU, []<typename T>() -> KernelFn {

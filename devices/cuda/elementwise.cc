@@ -202,6 +202,8 @@ void register_math_kernels(KernelRegistry& r) {
                                   []<typename T>() -> KernelFn { return binary_kernel<T, T, functors::SquaredDifference>; });
   register_floating<functors::DivNoNan>(r, "DivNoNan");
   register_floating<functors::Atan2>(r, "Atan2");
+  register_floating<functors::Xlogy>(r, "Xlogy");
+  register_floating<functors::Xdivy>(r, "Xdivy");
   register_int_division<functors::Div>(r, "TruncateDiv");
   register_floating<functors::TruncateMod>(r, "TruncateMod");
   register_each<int32_t, int64_t>(r, "TruncateMod", kGPU,

@@ -108,6 +108,8 @@ TF_MATH_OP(kIsFinite, "IsFinite", "is_finite", 1, predicate_shape, false)
 TF_MATH_OP(kSquaredDifference, "SquaredDifference", "squared_difference", 2, signed_binary_shape, true)
 TF_MATH_OP(kDivNoNan, "DivNoNan", "div_no_nan", 2, floating_binary_shape, true)
 TF_MATH_OP(kAtan2, "Atan2", "atan2", 2, floating_binary_shape, true)
+TF_MATH_OP(kXlogy, "Xlogy", "xlogy", 2, floating_binary_shape, true)
+TF_MATH_OP(kXdivy, "Xdivy", "xdivy", 2, floating_binary_shape, true)
 TF_MATH_OP(kTruncateDiv, "TruncateDiv", "truncate_div", 2, integer_binary_shape, false)
 // TensorFlow registers no gradient for TruncateMod (math_grad.py has FloorMod's, TruncateDiv's
 // None, and nothing for TruncateMod): here it is non-differentiable, a path through it has none.
@@ -132,7 +134,7 @@ Tensor run2(const OpDef& op, const Operand& x, const Operand& y, std::source_loc
 void register_math_ops(OpRegistry& r) {
   for (const OpDef* op : {&kReciprocal, &kExpm1, &kSin, &kCos, &kTan, &kAsin, &kAcos, &kAtan, &kSinh, &kCosh,
                           &kAsinh, &kAcosh, &kAtanh, &kErf, &kErfc, &kCeil, &kRound, &kRint, &kIsNan, &kIsInf,
-                          &kIsFinite, &kSquaredDifference, &kDivNoNan, &kAtan2, &kTruncateDiv, &kTruncateMod, &kClipByValue,
+                          &kIsFinite, &kSquaredDifference, &kDivNoNan, &kAtan2, &kXlogy, &kXdivy, &kTruncateDiv, &kTruncateMod, &kClipByValue,
                           &kAddN})
     r.add(*op);
 }
@@ -167,6 +169,8 @@ TF_MATH_UNARY_API(is_finite, kIsFinite)
 TF_MATH_BINARY_API(squared_difference, kSquaredDifference)
 TF_MATH_BINARY_API(div_no_nan, kDivNoNan)
 TF_MATH_BINARY_API(atan2, kAtan2)
+TF_MATH_BINARY_API(xlogy, kXlogy)
+TF_MATH_BINARY_API(xdivy, kXdivy)
 TF_MATH_BINARY_API(truncate_div, kTruncateDiv)
 TF_MATH_BINARY_API(truncate_mod, kTruncateMod)
 #undef TF_MATH_BINARY_API

@@ -1,7 +1,8 @@
 // The math family: TensorFlow's elementwise math ops beyond the basic unary and binary ones,
 // each one primitive op under TensorFlow's op type name (Reciprocal, Expm1, Sin, Cos, Tan, Asin,
 // Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Erf,
-// Erfc, Ceil, Round, Rint, IsNan, IsInf, IsFinite, SquaredDifference, DivNoNan, TruncateDiv,
+// Erfc, Ceil, Round, Rint, IsNan, IsInf, IsFinite, SquaredDifference, DivNoNan, Atan2, Xlogy,
+// Xdivy, TruncateDiv,
 // TruncateMod, AddN, ClipByValue).
 //
 //   Tensor r = tapeflow::round(Tensor{0.5f, 1.5f, 2.5f});   // [0, 2, 2]: halves to even
@@ -55,6 +56,10 @@ Tensor div_no_nan(const Operand& x, const Operand& y, TF_SL);
 // float32, float64: the angle of the point (x, y) in (-pi, pi], std::atan2(y, x) (note the order,
 // as TensorFlow's tf.math.atan2(y, x)); atan2(0, 0) is 0.
 Tensor atan2(const Operand& y, const Operand& x, TF_SL);
+// float32, float64: x * log(y) and x / y, each 0 where x is 0 (even where y is 0: an entropy's
+// 0 * log(0) term), as TensorFlow's tf.math.xlogy / xdivy.
+Tensor xlogy(const Operand& x, const Operand& y, TF_SL);
+Tensor xdivy(const Operand& x, const Operand& y, TF_SL);
 // int32, int64, uint8: x / y rounded toward zero; a zero divisor is an InvalidArgumentError.
 Tensor truncate_div(const Operand& x, const Operand& y, TF_SL);
 // int32, int64, float32, float64: the remainder with the dividend's sign (C's %, fmod), so

@@ -3,6 +3,7 @@
 #include <numbers>
 
 #include "eager/ops/binary.h"
+#include "eager/ops/cast.h"
 #include "eager/ops/creation.h"
 #include "eager/ops/math.h"
 #include "eager/ops/unary.h"
@@ -63,6 +64,19 @@ Grads atan2_grad(const GradInputs& op, Span g) {
   return both(op, [&] { return scale * x; }, [&] { return neg(scale * y); });
 }
 
+// As TensorFlow's _XLogyGrad and _XDivyGrad: where x is 0 both partials are 0.
+Grads xlogy_grad(const GradInputs& op, Span g) {
+  const Tensor& x = op.inputs[0];
+  const Tensor& y = op.inputs[1];
+  return both(op, [&] { return g[0] * xlogy(cast(not_equal(x, 0.0), x.dtype()), y); }, [&] { return g[0] * xdivy(x, y); });
+}
+Grads xdivy_grad(const GradInputs& op, Span g) {
+  const Tensor& x = op.inputs[0];
+  const Tensor& y = op.inputs[1];
+  return both(op, [&] { return g[0] * xdivy(cast(not_equal(x, 0.0), x.dtype()), y); },
+              [&] { return g[0] * xdivy(neg(x), square(y)); });
+}
+
 Grads add_n_grad(const GradInputs& op, Span g) {
   Grads out;
   for (size_t i = 0; i < op.inputs.size(); ++i) out.push_back(op.needs(i) ? g[0] : Tensor());
@@ -100,6 +114,8 @@ void register_math_gradients(GradientRegistry& r) {
   r.add("SquaredDifference", squared_difference_grad);
   r.add("DivNoNan", div_no_nan_grad);
   r.add("Atan2", atan2_grad);
+  r.add("Xlogy", xlogy_grad);
+  r.add("Xdivy", xdivy_grad);
   r.add("AddN", add_n_grad);
   r.add("ClipByValue", clip_by_value_grad);
 }

@@ -48,6 +48,14 @@ TEST(MathTest, UnaryValues) {
                Tensor{M_PI / 4, 3 * M_PI / 4, -3 * M_PI / 4, -M_PI / 4, M_PI / 2, -M_PI / 2, M_PI, 0.0}, 1e-15);
   expect_close(atan2(Tensor{{1.f}, {-1.f}}, 2.f), Tensor{{std::atan2(1.f, 2.f)}, {std::atan2(-1.f, 2.f)}}, 1e-7);
   EXPECT_THAT(error_of([] { atan2(Tensor{1, 2}, Tensor{1, 2}); }), HasSubstr("[atan2]"));
+  // xlogy and xdivy are 0 where x is 0, whatever y is (0 * log(0) in an entropy is 0).
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  EXPECT_EQ(xlogy(Tensor{0.0, 0.0, 0.0, 2.0, 3.0}, Tensor{0.0, inf, nan, M_E, 1.0}).to_vector<double>(),
+            (std::vector<double>{0, 0, 0, 2, 0}));
+  EXPECT_EQ(xdivy(Tensor{0.0, 0.0, 0.0, 3.0}, Tensor{0.0, inf, nan, 2.0}).to_vector<double>(),
+            (std::vector<double>{0, 0, 0, 1.5}));
+  EXPECT_EQ(xlogy(Tensor{{2.f}, {0.f}}, Tensor{1.f, 4.f}).shape(), (Shape{2, 2}));  // broadcasts
+  EXPECT_THAT(error_of([] { xlogy(Tensor{1, 2}, Tensor{1, 2}); }), HasSubstr("[xlogy] input 'x' has dtype int32"));
   EXPECT_THAT(error_of([] { sinh(Tensor{1, 2}); }), HasSubstr("[sinh]"));
   expect_close(erf(Tensor{0.0, 0.5, -1.0}), Tensor{0.0, 0.5204998778130465, -0.8427007929497149}, 1e-15);
   // erfc(5) ~ 1.5e-12: 1 - erf(5) would keep few of its digits.
