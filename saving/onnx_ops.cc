@@ -552,6 +552,15 @@ absl::Status div_no_nan(NodeContext& n) {
   return absl::OkStatus();
 }
 
+// L2Loss: ReduceSumSquare over every axis (ONNX's default without axes), halved.
+absl::Status l2_loss(NodeContext& n) {
+  TF_ASSIGN_OR_RETURN(TensorSpec x, n.in_spec(0));
+  const std::string squares = n.temp("sum_of_squares");
+  set_int(n.emit("ReduceSumSquare", {n.in(0)}, {squares}), "keepdims", 0);
+  n.emit("Mul", {squares, scalar_initializer(n, "half", x.dtype, 0.5)}, {n.out()});
+  return absl::OkStatus();
+}
+
 // Xlogy and Xdivy: x * log(y) and x / y, 0 where x is 0 (even where the other side is inf or NaN).
 Converter x_times(absl::string_view onnx_op) {
   return [op = std::string(onnx_op)](NodeContext& n) -> absl::Status {
@@ -636,7 +645,7 @@ const absl::flat_hash_map<std::string, Converter>& converters() {
       {"Cast", cast}, {"MatMul", matmul}, {"BatchMatMulV2", batch_matmul},
       {"Reshape", reshape}, {"ExpandDims", expand_dims}, {"Squeeze", squeeze}, {"Transpose", transpose},
       {"ConcatV2", concat}, {"Tile", tile}, {"Slice", slice}, {"PadV2", pad}, {"Pad", pad},
-      {"Softmax", same("Softmax")}, {"LogSoftmax", same("LogSoftmax")}, {"Mean", reduce("ReduceMean", false)},
+      {"Softmax", same("Softmax")}, {"LogSoftmax", same("LogSoftmax")}, {"L2Loss", l2_loss}, {"Mean", reduce("ReduceMean", false)},
       {"Sum", reduce("ReduceSum", true)}, {"Max", reduce("ReduceMax", false)}, {"Min", reduce("ReduceMin", false)},
       {"Prod", reduce("ReduceProd", false)}, {"ArgMax", arg("ArgMax")}, {"ArgMin", arg("ArgMin")},
       {"All", logical_reduce("ReduceMin")}, {"Any", logical_reduce("ReduceMax")},

@@ -48,14 +48,22 @@ absl::StatusOr<OutputSpecs> softmax_shape(const InferenceContext& ctx) {
   return out;
 }
 
+// L2Loss: one input 't' of any shape, a scalar of its dtype.
+absl::StatusOr<OutputSpecs> l2_loss_shape(const InferenceContext& ctx) {
+  TF_RETURN_IF_ERROR(check_dtype_in(ctx, 0, "t", shape_fns::kFloating));
+  return single_output(ctx.inputs[0].dtype, Shape{});
+}
+
 }  // namespace
 
 OpDef kSoftmax{.type = "Softmax", .api_name = "softmax", .num_inputs = 1, .infer = softmax_shape};
 OpDef kLogSoftmax{.type = "LogSoftmax", .api_name = "log_softmax", .num_inputs = 1, .infer = softmax_shape};
+OpDef kL2Loss{.type = "L2Loss", .api_name = "l2_loss", .num_inputs = 1, .infer = l2_loss_shape};
 
 void register_nn_ops(OpRegistry& r) {
   r.add(kSoftmax);
   r.add(kLogSoftmax);
+  r.add(kL2Loss);
 }
 
 namespace {
@@ -105,8 +113,8 @@ Tensor dropout(const Tensor& x, double rate, bool training, std::optional<int64_
 }
 
 Tensor l2_loss(const Tensor& t, std::source_location loc) {
-  check_float("l2_loss", t, "t", loc);
-  return mul(Operand(reduce_sum(square(t, loc), Axes::all(), false, loc), loc), Operand(0.5, loc), loc);
+  const Tensor inputs[1] = {t};
+  return execute_single(kL2Loss, inputs, AttrMap(), loc);
 }
 
 }  // namespace tapeflow

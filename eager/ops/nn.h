@@ -7,7 +7,7 @@
 //   log_softmax(logits, 0);   // along axis 0
 //   bias_add(x, b);           // x [..., C] + b [C]
 //   dropout(h, 0.5, /*training=*/true, /*seed=*/7);  // zeroes about half, scales the rest by 2
-//   l2_loss(w);               // sum(w^2) / 2, a scalar
+//   l2_loss(w);               // sum(w^2) / 2, a scalar (TensorFlow's L2Loss node)
 #pragma once
 
 #include <cstdint>

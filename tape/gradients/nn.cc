@@ -18,6 +18,9 @@ Grads softmax_grad(const GradInputs& op, Span g) {
   return {(g[0] - reduce_sum(g[0] * y, {-1}, /*keepdims=*/true)) * y};
 }
 
+// L2Loss = sum(t^2) / 2: d/dt = t, times the scalar upstream gradient.
+Grads l2_loss_grad(const GradInputs& op, Span g) { return {op.inputs[0] * g[0]}; }
+
 Grads log_softmax_grad(const GradInputs& op, Span g) {
   return {g[0] - exp(op.outputs[0]) * reduce_sum(g[0], {-1}, /*keepdims=*/true)};
 }
@@ -26,6 +29,7 @@ Grads log_softmax_grad(const GradInputs& op, Span g) {
 void register_nn_gradients(GradientRegistry& r) {
   r.add("Softmax", softmax_grad);
   r.add("LogSoftmax", log_softmax_grad);
+  r.add("L2Loss", l2_loss_grad);
 }
 
 }  // namespace tapeflow

@@ -128,6 +128,11 @@ TEST(NNTest, L2Loss) {
   EXPECT_EQ(l.item<float>(), 15.f);  // (1 + 4 + 9 + 16) / 2
   EXPECT_EQ(l2_loss(Tensor{0.5}).item<double>(), 0.125);
   EXPECT_THAT(error_of([] { l2_loss(Tensor{1, 2}); }), HasSubstr("[l2_loss] input 't' has dtype int32"));
+  // A large float32 weight: the sum is accumulated in double (a float32 running sum of 3e6
+  // terms of 1e-2 would drift in its fourth digit).
+  const Tensor big = fill({3'000'000}, 0.1f);
+  EXPECT_NEAR(l2_loss(big).item<float>(), 3e6 * 0.01 / 2, 1.0);
+  EXPECT_EQ(l2_loss(zeros({0, 3})).item<float>(), 0.f);
 }
 
 }  // namespace

@@ -285,9 +285,9 @@ TEST(GraphDefVariantsTest, AliasesReadAsTheirTapeflowOps) {
               HasSubstr("node 'p' (PlaceholderWithDefault): attr 'shape' [?,4] does not hold its default's shape [1,3]"));
 }
 
-// An entropy and a KL term as TensorFlow writes them (tf.math.xlogy / xdivy: 0 where x is 0),
-// and the old Mod (C's remainder) read as TruncateMod.
-TEST(GraphDefVariantsTest, XlogyXdivyAndModReadAsTensorFlowWritesThem) {
+// An entropy and a KL term as TensorFlow writes them (tf.math.xlogy / xdivy: 0 where x is 0), a
+// weight-decay L2Loss, and the old Mod (C's remainder) read as TruncateMod.
+TEST(GraphDefVariantsTest, XlogyXdivyL2LossAndModReadAsTensorFlowWritesThem) {
   const GraphDef def = graph_def_from_text(R"pb(
       node { name: "p" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
              attr { key: "shape" value { shape { dim { size: 4 } } } } }
@@ -297,22 +297,25 @@ TEST(GraphDefVariantsTest, XlogyXdivyAndModReadAsTensorFlowWritesThem) {
       node { name: "ratio" op: "Xdivy" input: "p" input: "q" attr { key: "T" value { type: DT_FLOAT } } }
       node { name: "three" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
              attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: -0.3 } } } }
-      node { name: "rem" op: "Mod" input: "q" input: "three" attr { key: "T" value { type: DT_FLOAT } } })pb");
+      node { name: "rem" op: "Mod" input: "q" input: "three" attr { key: "T" value { type: DT_FLOAT } } }
+      node { name: "decay" op: "L2Loss" input: "q" attr { key: "T" value { type: DT_FLOAT } } })pb");
   Graph g = graph_from_graph_def(def);
   EXPECT_EQ(g.get_operation_by_name("rem").type(), "TruncateMod");
   Session sess(g);
   const Tensor p({0.f, 0.25f, 0.25f, 0.5f}), q({0.f, 0.5f, 0.25f, -1.f});
   const std::vector<Tensor> got = sess.run({g.get_tensor_by_name("plogp:0"), g.get_tensor_by_name("ratio:0"),
-                                            g.get_tensor_by_name("rem:0")},
+                                            g.get_tensor_by_name("rem:0"), g.get_tensor_by_name("decay:0")},
                                            {{g.get_tensor_by_name("p:0"), p}, {g.get_tensor_by_name("q:0"), q}});
   EXPECT_EQ(values(got[0]), values(xlogy(p, p)));
   EXPECT_EQ(values(got[0])[0], 0.f);  // 0 * log(0)
   EXPECT_EQ(values(got[1]), (std::vector<float>{0.f, 0.5f, 1.f, -0.5f}));
   EXPECT_EQ(values(got[2]), values(truncate_mod(q, -0.3f)));
   EXPECT_LT(values(got[2])[3], 0.f);  // the dividend's sign: -1 mod -0.3 = -0.1
+  EXPECT_EQ(got[3].shape(), Shape{});
+  EXPECT_EQ(got[3].item<float>(), (0.25f + 0.0625f + 1.f) / 2);
   const GraphDef written = to_graph_def(g);  // (a ranged for over a temporary's node() would dangle)
   for (const proto::NodeDef& n : written.node()) {
-    if (n.name() == "plogp" || n.name() == "ratio") {
+    if (n.name() == "plogp" || n.name() == "ratio" || n.name() == "decay") {
       EXPECT_EQ(n.attr().at("T").type(), proto::DT_FLOAT) << n.name();
     }
   }

@@ -100,7 +100,7 @@ inline ExportedCase math_case() {
                          ceil(x * 2.f) + round(x * 2.f) + rint(x * 3.f) + asin(tanh(x)) + acos(tanh(x)) + atan(x) +
                          sinh(x * 0.5f) + cosh(x * 0.5f) + asinh(x) + acosh(1.f + x * x) + atanh(tanh(x) * 0.9f) +
                          atan2(x, y) + atan2(y, 0.f) + atan2(0.f, x) + xlogy(x, x * x + 1.f) +
-                         xlogy(floor(x), abs(y)) + xdivy(floor(y), x * x + 0.5f);
+                         xlogy(floor(x), abs(y)) + xdivy(floor(y), x * x + 0.5f) + l2_loss(x * 0.1f);
     const Tensor halves = Tensor({-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f, 3.5f, 0.49f});
     const Tensor rounded = round(halves) * 10.f + rint(halves);
     const Tensor logs = log(x), inverse = reciprocal(floor(x));  // NaN below 0; inf where floor(x) = 0
