@@ -524,7 +524,7 @@ std::optional<Importer::Folded> Importer::fold_node(const Node& node, int depth)
   static const absl::flat_hash_set<std::string_view> kMoves = {
       "Identity", "StridedSlice", "Pack", "ConcatV2", "Reshape", "ExpandDims", "Squeeze", "Slice", "Cast"};
   static const absl::flat_hash_set<std::string_view> kArithmetic = {
-      "Add", "Sub", "Mul", "FloorDiv", "Maximum", "Minimum", "Prod", "Sum", "Neg", "GatherV2"};
+      "Add", "Sub", "Mul", "FloorDiv", "Maximum", "Minimum", "Prod", "Sum", "Neg", "GatherV2", "InvertPermutation"};
   constexpr int kMaxDepth = 16;
   constexpr int64_t kMaxElements = 4096;  // shapes and axes, not data
   const Node* n = &node;

@@ -301,6 +301,24 @@ absl::Status where_coordinates(NodeContext& n) {
   return absl::OkStatus();
 }
 
+// InvertPermutation: x scattered with 0 .. n-1 at the positions it names (every position is
+// written once, so x itself serves as the data).
+absl::Status invert_permutation(NodeContext& n) {
+  TF_ASSIGN_OR_RETURN(TensorSpec x, n.in_spec(0));
+  TF_ASSIGN_OR_RETURN(std::string indices, as_int64(n, 0));
+  const std::string count = n.temp("count"), positions = n.temp("positions");
+  n.emit("Size", {n.in(0)}, {count});
+  n.emit("Range", {scalar_initializer(n, "zero", DType::kInt64, 0), count, scalar_initializer(n, "one", DType::kInt64, 1)},
+         {positions});
+  std::string updates = positions;
+  if (x.dtype != DType::kInt64) {
+    updates = n.temp("positions_cast");
+    set_int(n.emit("Cast", {positions}, {updates}), "to", onnx_dtype(x.dtype));
+  }
+  set_int(n.emit("ScatterElements", {n.in(0), indices, updates}, {n.out()}), "axis", 0);
+  return absl::OkStatus();
+}
+
 absl::Status gather_nd(NodeContext& n) {
   TF_ASSIGN_OR_RETURN(std::string indices, as_int64(n, 1));
   n.emit("GatherND", {n.in(0), indices}, {n.out()});
@@ -602,6 +620,7 @@ void add_array_converters(ConverterTable& table) {
       {"TopKV2", top_k}, {"Unique", unique}, {"Pack", pack}, {"Unpack", unpack}, {"Split", split},
       {"SplitV", split_v}, {"Shape", shape},
       {"Size", [](NodeContext& n) { return size(n, false); }}, {"Rank", [](NodeContext& n) { return size(n, true); }},
+      {"InvertPermutation", invert_permutation},
       {"SpaceToBatchND", [](NodeContext& n) { return space_batch(n, true); }},
       {"BatchToSpaceND", [](NodeContext& n) { return space_batch(n, false); }},
   });

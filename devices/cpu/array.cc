@@ -324,6 +324,25 @@ absl::Status shape_kernel(KernelContext& ctx) {
   return absl::OkStatus();
 }
 
+template <typename I>
+absl::Status invert_permutation_kernel(KernelContext& ctx) {
+  const DeviceTensor& x = ctx.input(0);
+  const int64_t n = x.num_elements();
+  const I* p = x.data<I>();
+  I* y = ctx.output(0).data<I>();
+  std::vector<bool> seen(static_cast<size_t>(n), false);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t v = static_cast<int64_t>(p[i]);
+    if (v < 0 || v >= n)
+      return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] x[", i, "] = ", v, " is not in [0, ", n, ")"));
+    if (seen[static_cast<size_t>(v)])
+      return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] ", v, " is repeated in x (at ", i, "): not a permutation"));
+    seen[static_cast<size_t>(v)] = true;
+    y[v] = static_cast<I>(i);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status size_kernel(KernelContext& ctx) {
   const int64_t n = ctx.input(0).shape.num_elements();
   DeviceTensor& y = ctx.output(0);
@@ -688,6 +707,8 @@ void register_array_kernels(KernelRegistry& r) {
     register_all(r, op, []<typename T>() -> KernelFn { return split_kernel<CarrierOf<T>>; });
   register_all(r, "Shape", []<typename T>() -> KernelFn { return shape_kernel; });
   register_all(r, "Size", []<typename T>() -> KernelFn { return size_kernel; });
+  r.add("InvertPermutation", DeviceType::kCPU, DType::kInt32, invert_permutation_kernel<int32_t>);
+  r.add("InvertPermutation", DeviceType::kCPU, DType::kInt64, invert_permutation_kernel<int64_t>);
   register_all(r, "Rank", []<typename T>() -> KernelFn { return rank_kernel; });
   register_all(r, "IdentityN", []<typename T>() -> KernelFn { return identity_n_kernel; });
   register_all(r, "Slice", []<typename T>() -> KernelFn { return slice_kernel<CarrierOf<T>>; });

@@ -1,12 +1,18 @@
 // CPU kernels of the math family (eager/ops/math.cc). The elementwise math is in
 // devices/functors.h (shared with the CUDA kernels); the broadcasting loop in binary_kernel.h.
+#include <cstring>
+#include <string>
+
 #include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
+#include "core/errors.h"
 #include "devices/cpu/binary_kernel.h"
 #include "devices/cpu/register.h"
 #include "devices/cpu/thread_pool.h"
 #include "devices/cpu/unary_kernel.h"
 #include "devices/functors.h"
 #include "devices/kernel_registry.h"
+#include "devices/numerics.h"
 
 namespace tapeflow::cpu {
 
@@ -24,6 +30,14 @@ template <typename F>
 void register_predicate(KernelRegistry& r, const char* op) {
   register_each<float, double>(r, op, DeviceType::kCPU,
                                []<typename T>() -> KernelFn { return unary_kernel<T, bool, F, kCheap>; });
+}
+
+// CheckNumerics: the input's bytes, once devices/numerics.h found them all finite.
+absl::Status check_numerics_kernel(KernelContext& ctx) {
+  const DeviceTensor& x = ctx.input(0);
+  TF_RETURN_IF_ERROR(check_finite(x, absl::StrCat(ctx.attrs.get<std::string>("message"), " : Tensor")));
+  if (x.bytes() > 0) std::memcpy(ctx.output(0).raw(), x.raw(), x.bytes());
+  return absl::OkStatus();
 }
 
 // AddN: every input has the output's shape (the shape function checked it). Each element is
@@ -94,6 +108,7 @@ void register_math_kernels(KernelRegistry& r) {
   });
   register_each<float, double>(r, "Atan2", DeviceType::kCPU,
                                []<typename T>() -> KernelFn { return binary_kernel<T, T, functors::Atan2>; });
+  for (DType dt : {DType::kFloat32, DType::kFloat64}) r.add("CheckNumerics", DeviceType::kCPU, dt, check_numerics_kernel);
   register_each<float, double>(r, "Xlogy", DeviceType::kCPU,
                                []<typename T>() -> KernelFn { return binary_kernel<T, T, functors::Xlogy>; });
   register_each<float, double>(r, "Xdivy", DeviceType::kCPU,

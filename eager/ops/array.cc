@@ -393,6 +393,15 @@ absl::StatusOr<OutputSpecs> size_shape(const InferenceContext& ctx) {
 }
 absl::StatusOr<OutputSpecs> rank_shape(const InferenceContext&) { return single_output(DType::kInt32, Shape({})); }
 
+// InvertPermutation: an int32 or int64 vector, the same out.
+absl::StatusOr<OutputSpecs> invert_permutation_shape(const InferenceContext& ctx) {
+  const TensorSpec& x = ctx.inputs[0];
+  if (x.dtype != DType::kInt32 && x.dtype != DType::kInt64)
+    return invalid(ctx, "input 'x' has dtype ", dtype_name(x.dtype), "; expected one of int32, int64");
+  if (x.shape.rank() != 1) return invalid(ctx, "input 'x' must be a vector, got shape ", x.shape.to_string());
+  return single_output(x.dtype, x.shape);
+}
+
 // ---- padding and tiling ----
 
 absl::StatusOr<OutputSpecs> pad_shape(const InferenceContext& ctx) {
@@ -605,6 +614,8 @@ OpDef kDepthToSpace{.type = "DepthToSpace", .api_name = "depth_to_space", .num_i
                     .infer = block_move_shape<true>, .tf_form = "T=in0 block_size:int data_format:string=NHWC"};
 OpDef kSpaceToDepth{.type = "SpaceToDepth", .api_name = "space_to_depth", .num_inputs = 1,
                     .infer = block_move_shape<false>, .tf_form = "T=in0 block_size:int data_format:string=NHWC"};
+OpDef kInvertPermutation{.type = "InvertPermutation", .api_name = "invert_permutation", .num_inputs = 1,
+                          .infer = invert_permutation_shape, .differentiable = false};
 OpDef kBroadcastTo{.type = "BroadcastTo", .api_name = "broadcast_to", .num_inputs = 1, .infer = broadcast_to_shape,
     .tf_form = "T=in0 shape@ints Tidx=index"};
 
@@ -632,7 +643,7 @@ int checked_axis(const char* op, int64_t axis, int rank, std::source_location lo
 void register_array_ops(OpRegistry& r) {
   for (const OpDef* op : {&kReshape, &kExpandDims, &kSqueeze, &kIdentity, &kIdentityN, &kStopGradient, &kTranspose,
                           &kConcat, &kSlice, &kStridedSlice, &kGather, &kOneHot, &kPad, &kTile, &kReverse, &kBandPart,
-                          &kDepthToSpace, &kSpaceToDepth, &kBroadcastTo, &kMirrorPad, &kPack, &kUnpack, &kSplit,
+                          &kDepthToSpace, &kSpaceToDepth, &kInvertPermutation, &kBroadcastTo, &kMirrorPad, &kPack, &kUnpack, &kSplit,
                           &kSplitV, &kShape, &kSize, &kRank, &kPadZeros})
     r.add(*op);
 }
@@ -802,6 +813,8 @@ Tensor depth_to_space(const Tensor& x, int64_t block_size, std::string_view data
 Tensor space_to_depth(const Tensor& x, int64_t block_size, std::string_view data_format, std::source_location loc) {
   return run1(kSpaceToDepth, x, AttrMap{{"block_size", block_size}, {"data_format", std::string(data_format)}}, loc);
 }
+
+Tensor invert_permutation(const Tensor& x, std::source_location loc) { return run1(kInvertPermutation, x, AttrMap(), loc); }
 
 Tensor size(const Tensor& x, DType out_type, std::source_location loc) {
   return run1(kSize, x, AttrMap{{"out_type", out_type}}, loc);

@@ -68,6 +68,10 @@ Tensor matrix_band_part(const Tensor& x, int64_t num_lower, int64_t num_upper, T
 // its inverse. Any dtype; block_size >= 2.
 Tensor depth_to_space(const Tensor& x, int64_t block_size, std::string_view data_format = "NHWC", TF_SL);
 Tensor space_to_depth(const Tensor& x, int64_t block_size, std::string_view data_format = "NHWC", TF_SL);
+// tf.math.invert_permutation: y[x[i]] = i for an int32 or int64 vector x holding each of 0 .. n-1
+// once (else InvalidArgumentError naming the bad or repeated entry). Transpose's gradient in a
+// TensorFlow graph reads its permutation through it.
+Tensor invert_permutation(const Tensor& x, TF_SL);
 
 // ---- joining and splitting ----
 // Joins along an existing axis; all other dims and the dtypes must match.

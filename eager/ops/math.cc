@@ -108,6 +108,10 @@ TF_MATH_OP(kIsFinite, "IsFinite", "is_finite", 1, predicate_shape, false)
 TF_MATH_OP(kSquaredDifference, "SquaredDifference", "squared_difference", 2, signed_binary_shape, true)
 TF_MATH_OP(kDivNoNan, "DivNoNan", "div_no_nan", 2, floating_binary_shape, true)
 TF_MATH_OP(kAtan2, "Atan2", "atan2", 2, floating_binary_shape, true)
+// CheckNumerics passes x on, or fails when it holds a NaN or an infinity. Stateful: a check is
+// never folded into a constant or merged with another.
+OpDef kCheckNumerics{.type = "CheckNumerics", .api_name = "check_numerics", .num_inputs = 1, .infer = floating_shape,
+                     .stateful = true, .tf_form = "T=in0 message:string"};
 TF_MATH_OP(kXlogy, "Xlogy", "xlogy", 2, floating_binary_shape, true)
 TF_MATH_OP(kXdivy, "Xdivy", "xdivy", 2, floating_binary_shape, true)
 TF_MATH_OP(kTruncateDiv, "TruncateDiv", "truncate_div", 2, integer_binary_shape, false)
@@ -134,7 +138,7 @@ Tensor run2(const OpDef& op, const Operand& x, const Operand& y, std::source_loc
 void register_math_ops(OpRegistry& r) {
   for (const OpDef* op : {&kReciprocal, &kExpm1, &kSin, &kCos, &kTan, &kAsin, &kAcos, &kAtan, &kSinh, &kCosh,
                           &kAsinh, &kAcosh, &kAtanh, &kErf, &kErfc, &kCeil, &kRound, &kRint, &kIsNan, &kIsInf,
-                          &kIsFinite, &kSquaredDifference, &kDivNoNan, &kAtan2, &kXlogy, &kXdivy, &kTruncateDiv, &kTruncateMod, &kClipByValue,
+                          &kIsFinite, &kSquaredDifference, &kDivNoNan, &kAtan2, &kXlogy, &kXdivy, &kCheckNumerics, &kTruncateDiv, &kTruncateMod, &kClipByValue,
                           &kAddN})
     r.add(*op);
 }
@@ -169,6 +173,11 @@ TF_MATH_UNARY_API(is_finite, kIsFinite)
 TF_MATH_BINARY_API(squared_difference, kSquaredDifference)
 TF_MATH_BINARY_API(div_no_nan, kDivNoNan)
 TF_MATH_BINARY_API(atan2, kAtan2)
+Tensor check_numerics(const Tensor& x, std::string_view message, std::source_location loc) {
+  const Tensor inputs[1] = {x};
+  return execute_single(kCheckNumerics, inputs, AttrMap{{"message", std::string(message)}}, loc);
+}
+
 TF_MATH_BINARY_API(xlogy, kXlogy)
 TF_MATH_BINARY_API(xdivy, kXdivy)
 TF_MATH_BINARY_API(truncate_div, kTruncateDiv)

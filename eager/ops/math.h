@@ -13,6 +13,7 @@
 #pragma once
 
 #include <source_location>
+#include <string_view>
 #include <vector>
 
 #include "eager/operand.h"
@@ -47,6 +48,12 @@ Tensor round(const Tensor& x, TF_SL);  // nearest integer, halves to even (Tenso
 Tensor is_nan(const Tensor& x, TF_SL);
 Tensor is_inf(const Tensor& x, TF_SL);
 Tensor is_finite(const Tensor& x, TF_SL);
+
+// tf.debugging.check_numerics: x (float32, float64) itself, or an InvalidArgumentError
+// "<message> : Tensor has NaN at element [1,2] of a [2,3] float32 tensor" (the first NaN or
+// infinity found), wherever it runs: eagerly, or as a node of a graph when a Session reaches it.
+// The gradient is checked too. (enable_check_numerics, eager/check_numerics.h, checks every op.)
+Tensor check_numerics(const Tensor& x, std::string_view message, TF_SL);
 
 // Binary, with NumPy broadcasting; a plain scalar takes the other side's dtype (eager/operand.h).
 // float32, float64, int32, int64.

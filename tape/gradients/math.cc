@@ -2,6 +2,7 @@
 // graphs and differentiate again (second order). The formulas are TensorFlow's (math_grad).
 #include <numbers>
 
+#include "absl/strings/str_cat.h"
 #include "eager/ops/binary.h"
 #include "eager/ops/cast.h"
 #include "eager/ops/creation.h"
@@ -77,6 +78,12 @@ Grads xdivy_grad(const GradInputs& op, Span g) {
               [&] { return g[0] * xdivy(neg(x), square(y)); });
 }
 
+// As TensorFlow's _CheckNumericsGrad: the gradient is checked too.
+Grads check_numerics_grad(const GradInputs& op, Span g) {
+  return {check_numerics(g[0], absl::StrCat("Not a number (NaN) or infinity (Inf) values detected in gradient. ",
+                                            op.attrs.get<std::string>("message")))};
+}
+
 Grads add_n_grad(const GradInputs& op, Span g) {
   Grads out;
   for (size_t i = 0; i < op.inputs.size(); ++i) out.push_back(op.needs(i) ? g[0] : Tensor());
@@ -114,6 +121,7 @@ void register_math_gradients(GradientRegistry& r) {
   r.add("SquaredDifference", squared_difference_grad);
   r.add("DivNoNan", div_no_nan_grad);
   r.add("Atan2", atan2_grad);
+  r.add("CheckNumerics", check_numerics_grad);
   r.add("Xlogy", xlogy_grad);
   r.add("Xdivy", xdivy_grad);
   r.add("AddN", add_n_grad);

@@ -651,6 +651,25 @@ TEST(ArrayTest, MatrixBandPartKeepsTheBandOfEachMatrix) {
               HasSubstr("[matrix_band_part] input must have rank >= 2 (a batch of matrices), got shape [2]"));
 }
 
+TEST(ArrayTest, InvertPermutationAndItsErrors) {
+  auto ints32 = [](std::vector<int32_t> v) { const Shape s{static_cast<int64_t>(v.size())}; return Tensor(v, s); };
+  EXPECT_EQ(invert_permutation(ints32({2, 0, 3, 1})).to_vector<int32_t>(),
+            (std::vector<int32_t>{1, 3, 0, 2}));
+  const Tensor p64(std::vector<int64_t>{1, 2, 0}, Shape{3});
+  EXPECT_EQ(invert_permutation(p64).dtype(), DType::kInt64);
+  EXPECT_EQ(invert_permutation(invert_permutation(p64)).to_vector<int64_t>(), p64.to_vector<int64_t>());
+  EXPECT_EQ(invert_permutation(ints32({})).shape(), (Shape{0}));
+  EXPECT_THAT(error_of([&] { invert_permutation(ints32({0, 3, 1})); }),
+              HasSubstr("[invert_permutation] x[1] = 3 is not in [0, 3)"));
+  EXPECT_THAT(error_of([&] { invert_permutation(ints32({1, 0, 1})); }),
+              HasSubstr("[invert_permutation] 1 is repeated in x (at 2): not a permutation"));
+  EXPECT_THAT(error_of([&] { invert_permutation(ints32({-1})); }), HasSubstr("x[0] = -1 is not in [0, 1)"));
+  EXPECT_THAT(error_of([] { invert_permutation(Tensor{1.f, 0.f}); }),
+              HasSubstr("[invert_permutation] input 'x' has dtype float32; expected one of int32, int64"));
+  EXPECT_THAT(error_of([] { invert_permutation(Tensor(std::vector<int32_t>{0, 1}, Shape{1, 2})); }),
+              HasSubstr("input 'x' must be a vector, got shape [1,2]"));
+}
+
 // tf.nn.depth_to_space's documented example: [1, 1, 1, 4] with block 2 is the 2x2 image
 // [[1, 2], [3, 4]]; with 12 channels each pixel of the block takes a run of 3.
 TEST(ArrayTest, DepthToSpaceSpreadsEachPixelsDepthOverABlock) {

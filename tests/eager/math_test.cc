@@ -48,6 +48,13 @@ TEST(MathTest, UnaryValues) {
                Tensor{M_PI / 4, 3 * M_PI / 4, -3 * M_PI / 4, -M_PI / 4, M_PI / 2, -M_PI / 2, M_PI, 0.0}, 1e-15);
   expect_close(atan2(Tensor{{1.f}, {-1.f}}, 2.f), Tensor{{std::atan2(1.f, 2.f)}, {std::atan2(-1.f, 2.f)}}, 1e-7);
   EXPECT_THAT(error_of([] { atan2(Tensor{1, 2}, Tensor{1, 2}); }), HasSubstr("[atan2]"));
+  // check_numerics passes finite values on and names the first NaN or infinity with its message.
+  EXPECT_EQ(check_numerics(Tensor{1.f, 2.f}, "logits").to_vector<float>(), (std::vector<float>{1.f, 2.f}));
+  EXPECT_THAT(error_of([] { check_numerics(Tensor{{1.0, 2.0}, {std::nan(""), 0.0}}, "logits"); }),
+              HasSubstr("[check_numerics] logits : Tensor has NaN at element [1,0] of a [2,2] float64 tensor"));
+  EXPECT_THAT(error_of([] { check_numerics(Tensor{1.f, -std::numeric_limits<float>::infinity()}, "loss"); }),
+              HasSubstr("loss : Tensor has -Inf at element [1]"));
+  EXPECT_THAT(error_of([] { check_numerics(Tensor{1, 2}, "ints"); }), HasSubstr("[check_numerics] input 'x' has dtype int32"));
   // xlogy and xdivy are 0 where x is 0, whatever y is (0 * log(0) in an entropy is 0).
   const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
   EXPECT_EQ(xlogy(Tensor{0.0, 0.0, 0.0, 2.0, 3.0}, Tensor{0.0, inf, nan, M_E, 1.0}).to_vector<double>(),

@@ -321,6 +321,43 @@ TEST(GraphDefVariantsTest, XlogyXdivyL2LossAndModReadAsTensorFlowWritesThem) {
   }
 }
 
+// Pieces of TensorFlow training graphs: Transpose's gradient reads its permutation through
+// InvertPermutation of the forward Const (folded into the attr at import, and runnable on its
+// own), and tf.debugging.check_numerics guards a loss: the run that meets a NaN fails naming
+// the node and the message.
+TEST(GraphDefVariantsTest, InvertPermutationFoldsAndCheckNumericsGuardsARun) {
+  const GraphDef def = graph_def_from_text(R"pb(
+      node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "shape" value { shape { dim { size: 2 } dim { size: 3 } dim { size: 4 } } } } }
+      node { name: "perm" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+             attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 3 } } int_val: 1 int_val: 2 int_val: 0 } } } }
+      node { name: "grad/InvertPermutation" op: "InvertPermutation" input: "perm" attr { key: "T" value { type: DT_INT32 } } }
+      node { name: "grad/transpose" op: "Transpose" input: "x" input: "grad/InvertPermutation"
+             attr { key: "T" value { type: DT_FLOAT } } attr { key: "Tperm" value { type: DT_INT32 } } }
+      node { name: "loss" op: "Log" input: "grad/transpose" attr { key: "T" value { type: DT_FLOAT } } }
+      node { name: "loss/CheckNumerics" op: "CheckNumerics" input: "loss" attr { key: "T" value { type: DT_FLOAT } }
+             attr { key: "message" value { s: "loss went bad" } } })pb");
+  Graph g = graph_from_graph_def(def);
+  EXPECT_EQ(g.get_tensor_by_name("grad/transpose:0").shape(), Shape({4, 2, 3}));
+  EXPECT_EQ(g.get_operation_by_name("grad/transpose").attrs().get<std::vector<int64_t>>("perm"),
+            (std::vector<int64_t>{2, 0, 1}));
+  Session sess(g);
+  EXPECT_EQ(sess.run(g.get_tensor_by_name("grad/InvertPermutation:0")).to_vector<int32_t>(),
+            (std::vector<int32_t>{2, 0, 1}));
+  const Tensor x = reshape(range<float>(1, 25), {2, 3, 4});
+  const Tensor checked = g.get_tensor_by_name("loss/CheckNumerics:0");
+  expect_close(sess.run(checked, {{g.get_tensor_by_name("x:0"), x}}), log(transpose(x, {2, 0, 1})), 1e-6);
+  const std::string message = error_of([&] { sess.run(checked, {{g.get_tensor_by_name("x:0"), x - 1.f}}); });
+  EXPECT_THAT(message, HasSubstr("loss went bad : Tensor has -Inf at element [0,0,0] of a [4,2,3] float32 tensor"));
+  EXPECT_THAT(message, HasSubstr("node 'loss/CheckNumerics' (CheckNumerics)"));
+  const GraphDef written = to_graph_def(g);
+  for (const proto::NodeDef& n : written.node()) {
+    if (n.name() == "loss/CheckNumerics") {
+      EXPECT_EQ(n.attr().at("message").s(), "loss went bad");
+    }
+  }
+}
+
 // concat of one value is its identity, as in TensorFlow's Python: TensorFlow's ConcatV2 takes
 // two values or more.
 TEST(GraphDefVariantsTest, ConcatOfOneValueIsItsIdentity) {

@@ -184,6 +184,8 @@ inline ExportedCase array_case() {
         size(x, DType::kInt64),                                                    // 44
         matrix_band_part(x, 1, 2) + matrix_band_part(x, -1, 0) * 2.f + matrix_band_part(x, 0, -1) * 4.f +
             matrix_band_part(x, -1, -1) * 8.f,                                     // 45: Trilu
+        invert_permutation(top_k(reshape(x, {20}), 20).indices),                   // 46: int32
+        invert_permutation(cast(top_k(reshape(x, {20}), 20).indices, DType::kInt64)),  // 47
     };
   };
   return export_case("array", fn, {{DType::kFloat32, {4, 5}}, {DType::kInt32, {6}}},

@@ -510,10 +510,12 @@ TEST(OnnxExportTest, ArrayCaseUsesOnnxFormsAndIndexDtypes) {
   for (const std::string& op : op_types(g)) ops.insert(op);
   for (const char* op : {"Equal", "Where", "Slice", "Squeeze", "Unsqueeze", "Range", "Expand", "Shape", "CumSum",
                          "Pad", "Concat", "NonZero", "Transpose", "GatherND", "ScatterND", "TopK", "Unique", "Cast",
-                         "Split", "ReduceMean", "Softmax", "LogSoftmax"})
+                         "Split", "ReduceMean", "Softmax", "LogSoftmax", "ScatterElements"})
     EXPECT_TRUE(ops.contains(op)) << op;
   EXPECT_FALSE(ops.contains("OneHot"));  // negative indices: Equal and Where instead
-  ASSERT_EQ(g.output_size(), 46);
+  ASSERT_EQ(g.output_size(), 48);
+  EXPECT_EQ(g.output(46).type().tensor_type().elem_type(), onnx::TensorProto::INT32);  // invert_permutation
+  EXPECT_EQ(g.output(47).type().tensor_type().elem_type(), onnx::TensorProto::INT64);
   EXPECT_EQ(g.output(43).type().tensor_type().elem_type(), onnx::TensorProto::INT32);  // Size, Rank: Casts
   EXPECT_EQ(g.output(44).type().tensor_type().elem_type(), onnx::TensorProto::INT64);
   EXPECT_EQ(g.output(38).type().tensor_type().elem_type(), onnx::TensorProto::INT32);  // shape(x): a Cast of Shape

@@ -65,6 +65,7 @@ std::map<std::string, std::vector<Case>> make_cases() {
       [](const V& v) { return batch_to_space_nd(v[0], {2, 1}, {{1, 2}, {0, 1}}); });
   add("MatrixBandPart", {rnd({2, 3, 4}, -1, 1, 248)}, [](const V& v) { return matrix_band_part(v[0], 1, 0); });
   add("Atan2", {rnd({2, 3}, -2, 2, 251), rnd({3}, 0.5, 2, 252)}, [](const V& v) { return atan2(v[0], v[1]); });
+  add("CheckNumerics", {rnd({2, 3}, -2, 2, 262)}, [](const V& v) { return check_numerics(v[0], "checked"); });
   add("L2Loss", {rnd({2, 3}, -2, 2, 261)}, [](const V& v) { return l2_loss(v[0]); });
   add("Xlogy", {rnd({2, 3}, -2, 2, 257), rnd({3}, 0.5, 2, 258)}, [](const V& v) { return xlogy(v[0], v[1]); });
   add("Xdivy", {rnd({3}, -2, 2, 259), rnd({2, 3}, 0.5, 2, 260)}, [](const V& v) { return xdivy(v[0], v[1]); });
