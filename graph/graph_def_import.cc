@@ -372,6 +372,7 @@ void Importer::clear_plan() {
   colocations_.clear();
   variable_handles_.clear();
   variable_uses_.clear();
+  folded_.clear();  // keyed by planned node: the passes number the nodes anew
 }
 
 absl::Status Importer::check_op_types() {

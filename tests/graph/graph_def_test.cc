@@ -286,6 +286,23 @@ TEST(GraphDefTest, NodesInAnyOrderImportAlikeAndInputFirstOnesKeepTheirOrder) {
   }
 }
 
+// A value folded while the one pass planned (Reshape's shape from Shape(a), planned node 1) is
+// not reused when the passes renumber the nodes: there node 1 is the placeholder p, and
+// Reshape(a, p) must stay the error a shape fed at run time is, not become a Reshape to [2, 6].
+TEST(GraphDefTest, FoldedValuesDoNotOutliveTheAbandonedPass) {
+  const std::string text = R"pb(
+      node { name: "a" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "shape" value { shape { dim { size: 2 } dim { size: 6 } } } } }
+      node { name: "sa" op: "Shape" input: "a" attr { key: "T" value { type: DT_FLOAT } } attr { key: "out_type" value { type: DT_INT32 } } }
+      node { name: "r1" op: "Reshape" input: "a" input: "sa" attr { key: "T" value { type: DT_FLOAT } } attr { key: "Tshape" value { type: DT_INT32 } } }
+      node { name: "w" op: "Identity" input: "r2" attr { key: "T" value { type: DT_FLOAT } } }
+      node { name: "p" op: "Placeholder" attr { key: "dtype" value { type: DT_INT32 } }
+             attr { key: "shape" value { shape { dim { size: 2 } } } } }
+      node { name: "r2" op: "Reshape" input: "a" input: "p" attr { key: "T" value { type: DT_FLOAT } } attr { key: "Tshape" value { type: DT_INT32 } } })pb";
+  EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(graph_def_from_text(text)); }),
+              HasSubstr("node 'r2' (Reshape): the input that carries 'shape' must be a Const node"));
+}
+
 TEST(GraphDefErrorTest, UnknownOpsAreOneErrorListingEveryTypeAndNode) {
   expect_import_error<NotFoundError>(
       std::string(kX) + R"pb(
