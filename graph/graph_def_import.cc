@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -32,7 +33,8 @@ using namespace graph_def_internal;
 // function) without touching the graph, so every error surfaces while the graph is as it was.
 // The second phase only adds the planned nodes, binds the variables and cannot fail on input.
 // Every TensorFlow op tapeflow reads is one tapeflow op (or an alias of one: alias_of), so each
-// GraphDef node plans one node, except the Const an input_map value becomes.
+// GraphDef node plans one node, except the Const an input_map value becomes and the composites
+// (Einsum: Note [Composites in a GraphDef]), whose primitives plan several.
 
 // Planned nodes are numbered as the graph will number them if nothing else is added to it
 // meanwhile: planned node k is node base + k, where base is the graph's size when planning
@@ -151,6 +153,9 @@ class Importer {
   // Note [Composites in a GraphDef]: node i's composite spliced into the plan.
   absl::Status plan_composite(int i, absl::Span<const Ref> inputs, absl::Span<const int> control,
                               const SharedDeviceSpec& device);
+  // Renames the composites' inner nodes whose names a GraphDef node has (in any case), once
+  // every GraphDef name is known: the GraphDef's nodes keep theirs.
+  void rename_composite_nodes();
   // plan_node's special cases, kept out of its way.
   [[gnu::cold]] absl::Status check_select(int i, absl::Span<const Ref> refs) const;
   [[gnu::cold]] absl::Status check_batch_matmul(int i, absl::Span<const Ref> refs) const;
@@ -215,6 +220,7 @@ class Importer {
   std::vector<std::unique_ptr<Node>> planned_;     // the plan, handed to the graph whole by commit
   std::vector<std::string_view> planned_names_;    // their names, packed where they are a GraphDef node's
   std::vector<std::pair<int, std::vector<int>>> colocations_;  // planned node, the GraphDef nodes its "_class" names
+  std::vector<int> composite_nodes_;               // planned nodes inside a composite, not its result
   std::vector<int> variable_handles_;              // planned VarHandleOps
   std::vector<std::pair<int, int>> variable_uses_;  // planned variable read or update, its planned VarHandleOp
   std::vector<TensorSpec> input_specs_;            // add_planned's scratch, reused
@@ -373,6 +379,7 @@ void Importer::clear_plan() {
   variable_handles_.clear();
   variable_uses_.clear();
   folded_.clear();  // keyed by planned node: the passes number the nodes anew
+  composite_nodes_.clear();
 }
 
 absl::Status Importer::check_op_types() {
@@ -620,6 +627,7 @@ absl::Status Importer::plan(const std::vector<std::string>& return_elements) {
     clear_plan();
     TF_RETURN_IF_ERROR(plan_in_passes());
   }
+  if (!composite_nodes_.empty()) rename_composite_nodes();
   for (const std::string& r : return_elements) {
     const bool is_tensor = r.find(':') != std::string::npos;
     auto [name, index] = split_tensor_name(r);
@@ -969,9 +977,23 @@ absl::Status Importer::plan_composite(int i, absl::Span<const Ref> inputs, absl:
     absl::StatusOr<int> k = add_planned(std::move(node), refs, after, result ? names_[static_cast<uint32_t>(i)] : std::string_view());
     if (!k.ok()) return node_error(k.status().code(), i, k.status().message());
     planned_of[j] = *k;
+    if (!result) composite_nodes_.push_back(*k);
+    TF_RETURN_IF_ERROR(read_colocation(i, *k));  // the whole composite sits where the node asked
   }
   outputs_of_[i] = planned_of[static_cast<size_t>(body->output.node)];
-  return read_colocation(i, outputs_of_[i]);
+  return absl::OkStatus();
+}
+
+void Importer::rename_composite_nodes() {
+  absl::flat_hash_set<std::string> taken;  // lowercased, as the graph compares names
+  for (int i = 0; i < def_.node_size(); ++i) taken.insert(absl::AsciiStrToLower(def_.node(i).name()));
+  for (int k : composite_nodes_) {
+    Node& node = *planned_[static_cast<size_t>(k)];
+    const std::string base = node.name;
+    for (int n = 1; taken.contains(absl::AsciiStrToLower(node.name)); ++n) node.name = absl::StrCat(base, "_", n);
+    taken.insert(absl::AsciiStrToLower(node.name));
+    planned_names_[static_cast<size_t>(k)] = node.name;
+  }
 }
 
 // Binds an imported VarHandleOp to a new graph Variable: the Variable constructor asks its

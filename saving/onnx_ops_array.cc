@@ -302,7 +302,8 @@ absl::Status where_coordinates(NodeContext& n) {
 }
 
 // InvertPermutation: x scattered with 0 .. n-1 at the positions it names (every position is
-// written once, so x itself serves as the data).
+// written once, so x itself serves as the data). ONNX does not check that x is a permutation:
+// where tapeflow's kernel fails on a repeated entry, ScatterElements' result is unspecified.
 absl::Status invert_permutation(NodeContext& n) {
   TF_ASSIGN_OR_RETURN(TensorSpec x, n.in_spec(0));
   TF_ASSIGN_OR_RETURN(std::string indices, as_int64(n, 0));
@@ -552,11 +553,18 @@ absl::Status space_batch(NodeContext& n, bool to_batch) {
   const Shape& space = to_batch ? x.shape : y.shape;
   const Shape& blocked = to_batch ? y.shape : x.shape;
   const int m = static_cast<int>(block.size()), rank = space.rank();
-  for (int d = 1; d < rank; ++d)
+  if (m == 0) {  // nothing blocked: a copy
+    n.emit("Identity", {n.in(0)}, {n.out()});
+    return absl::OkStatus();
+  }
+  for (int d = 1; d < rank; ++d) {
     if (space.dim(d) < 0 || blocked.dim(d) < 0)
       return absl::UnimplementedError(absl::StrCat(
           "a space/batch rearrangement of ", x.shape.to_string(), " with unknown dims other than the batch (ONNX has "
           "no such op: it is written as Reshapes and a Transpose of known sizes)"));
+    if (blocked.dim(d) == 0)  // the Reshapes' -1 batch could not be inferred from zero elements
+      return absl::UnimplementedError(absl::StrCat("a space/batch rearrangement of the empty ", x.shape.to_string()));
+  }
   std::string at = n.in(0);
   if (to_batch) {  // zero padding, [begins..., ends...] over every dim
     std::vector<int64_t> pads(2 * static_cast<size_t>(rank), 0);

@@ -276,6 +276,22 @@ TEST(GraphDefTfLayersTest, FrozenEinsumNodesRunAsTheComposite) {
   Graph h = graph_from_graph_def(to_graph_def(g));
   expect_close(run_with_shape(h, "scores:0", Shape{2, 2, 4, 4}, "x:0", x), got, 0);
 
+  // A GraphDef node named like a composite's inner node keeps its name; the inner node gives way.
+  // A control input of the Einsum holds back every node of its composite.
+  std::string clash = text;
+  clash += R"pb(node { name: "dense/einsum/Einsum/Reshape" op: "Identity" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+                node { name: "gate" op: "NoOp" })pb";
+  clash.replace(clash.find("input: \"dense/kernel\""), 21, "input: \"dense/kernel\" input: \"^gate\"");
+  Graph c = graph_from_graph_def(graph_def_from_text(clash));
+  EXPECT_EQ(c.get_operation_by_name("dense/einsum/Einsum/Reshape").type(), "Identity");
+  int gated = 0;
+  for (const Operation& op : c.get_operations()) {
+    if (!op.name().starts_with("dense/einsum/Einsum")) continue;
+    for (const Operation& control : op.control_inputs()) gated += control.name() == "gate";
+  }
+  EXPECT_GE(gated, 2);
+  expect_close(run_with_shape(c, "scores:0", Shape{2, 2, 4, 4}, "x:0", x), got, 0);
+
   // What the composite refuses is the node's error.
   std::string ellipsis = text;
   ellipsis.replace(ellipsis.find("abc,cd->abd"), 11, "...c,cd->...d");
@@ -322,11 +338,14 @@ TEST(GraphDefTfLayersTest, FrozenPreprocessingResizesUint8Images) {
   EXPECT_EQ(thumb.to_vector<uint8_t>(), resize_nearest_neighbor(image, {5, 3}).to_vector<uint8_t>());
   // Written back with T = DT_UINT8 on both resizes.
   const GraphDef def = to_graph_def(g);
+  int resizes = 0;
   for (const auto& node : def.node()) {
     if (node.op() == "ResizeBilinear" || node.op() == "ResizeNearestNeighbor") {
+      ++resizes;
       EXPECT_EQ(node.attr().at("T").type(), proto::DT_UINT8) << node.name();
     }
   }
+  EXPECT_EQ(resizes, 2);
 }
 
 }  // namespace

@@ -314,11 +314,14 @@ TEST(GraphDefVariantsTest, XlogyXdivyL2LossAndModReadAsTensorFlowWritesThem) {
   EXPECT_EQ(got[3].shape(), Shape{});
   EXPECT_EQ(got[3].item<float>(), (0.25f + 0.0625f + 1.f) / 2);
   const GraphDef written = to_graph_def(g);  // (a ranged for over a temporary's node() would dangle)
+  int seen = 0;
   for (const proto::NodeDef& n : written.node()) {
     if (n.name() == "plogp" || n.name() == "ratio" || n.name() == "decay") {
+      ++seen;
       EXPECT_EQ(n.attr().at("T").type(), proto::DT_FLOAT) << n.name();
     }
   }
+  EXPECT_EQ(seen, 3);
 }
 
 // Pieces of TensorFlow training graphs: Transpose's gradient reads its permutation through
@@ -351,11 +354,15 @@ TEST(GraphDefVariantsTest, InvertPermutationFoldsAndCheckNumericsGuardsARun) {
   EXPECT_THAT(message, HasSubstr("loss went bad : Tensor has -Inf at element [0,0,0] of a [4,2,3] float32 tensor"));
   EXPECT_THAT(message, HasSubstr("node 'loss/CheckNumerics' (CheckNumerics)"));
   const GraphDef written = to_graph_def(g);
+  int seen = 0;
   for (const proto::NodeDef& n : written.node()) {
     if (n.name() == "loss/CheckNumerics") {
+      ++seen;
+      EXPECT_EQ(n.op(), "CheckNumerics");
       EXPECT_EQ(n.attr().at("message").s(), "loss went bad");
     }
   }
+  EXPECT_EQ(seen, 1);
 }
 
 // concat of one value is its identity, as in TensorFlow's Python: TensorFlow's ConcatV2 takes

@@ -478,6 +478,9 @@ TEST(OnnxExportTest, ImageLayersRefuseWhatOnnxCannotComputeExactly) {
   auto phases = function([](const Tensor& x) { return space_to_batch_nd(x, {2}, {{0, 0}}); });
   EXPECT_THAT(error_of([&] { onnx_model_bytes(phases.get_concrete_function({{DType::kFloat32, {-1, 4, -1}}})); }),
               HasSubstr("a space/batch rearrangement of [?,4,?] with unknown dims other than the batch"));
+  auto empty = function([](const Tensor& x) { return space_to_batch_nd(x, {2}, {{0, 0}}); });
+  EXPECT_THAT(error_of([&] { onnx_model_bytes(empty.get_concrete_function({{DType::kFloat32, {-1, 0, 3}}})); }),
+              HasSubstr("a space/batch rearrangement of the empty [?,0,3]"));
 }
 
 TEST(OnnxExportTest, MathCaseUsesExactCompositesAndKeepsDtypes) {

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "tapeflow.h"
+#include "tests/support/test_util.h"
 
 namespace tapeflow {
 namespace {
@@ -394,6 +395,33 @@ std::vector<std::string> case_names() {
   std::vector<std::string> names;
   for (const auto& [type, list] : cases()) names.push_back(type);
   return names;
+}
+
+// Where x is exactly 0, TensorFlow's xlogy and xdivy gradients are 0 for both inputs (even at
+// y = 0, where log(y) and x / y^2 are infinite): the one point central differences cannot check.
+TEST(GradientAtZeroTest, XlogyAndXdivyGiveZeroWhereXIsZero) {
+  const Tensor x{0.0, 2.0, 0.0}, y{0.0, 3.0, 5.0};
+  for (bool divide : {false, true}) {
+    SCOPED_TRACE(divide);
+    GradientTape tape;
+    tape.watch(x);
+    tape.watch(y);
+    const Tensor out = reduce_sum(divide ? xdivy(x, y) : xlogy(x, y));
+    const std::vector<Tensor> g = tape.gradient(out, {x, y});
+    EXPECT_EQ(g[0].to_vector<double>(), (std::vector<double>{0, divide ? 1.0 / 3 : std::log(3.0), 0}));
+    EXPECT_EQ(g[1].to_vector<double>(), (std::vector<double>{0, divide ? -2.0 / 9 : 2.0 / 3, 0}));
+  }
+}
+
+// A NaN in a gradient that flows back through check_numerics is caught with TensorFlow's words.
+TEST(GradientAtZeroTest, CheckNumericsChecksItsGradient) {
+  const Tensor x{0.0, 4.0};
+  GradientTape tape;
+  tape.watch(x);
+  const Tensor out = reduce_sum(sqrt(check_numerics(x, "inputs")));  // d sqrt at 0 is inf
+  EXPECT_THAT(error_of([&] { tape.gradient(out, {x}); }),
+              ::testing::HasSubstr("Not a number (NaN) or infinity (Inf) values detected in gradient. inputs : Tensor "
+                                   "has +Inf at element [0]"));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllOps, GradientCheck, ::testing::ValuesIn(case_names()),
