@@ -45,6 +45,7 @@
 #include "eager/ops/normalization.h"
 #include "eager/ops/resize.h"
 #include "eager/ops/space_batch.h"
+#include "eager/ops/detection.h"
 #include "eager/tensor.h"
 #include "eager/variable.h"
 #include "graph/device_functions.h"

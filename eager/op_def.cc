@@ -15,6 +15,7 @@ void register_conv_variant_ops(OpRegistry& r);
 void register_normalization_ops(OpRegistry& r);
 void register_resize_ops(OpRegistry& r);
 void register_space_batch_ops(OpRegistry& r);
+void register_detection_ops(OpRegistry& r);
 void register_nn_ops(OpRegistry& r);
 
 OpRegistry& OpRegistry::global() {
@@ -42,6 +43,7 @@ OpRegistry& OpRegistry::global() {
     register_normalization_ops(*r);
     register_resize_ops(*r);
     register_space_batch_ops(*r);
+    register_detection_ops(*r);
     register_nn_ops(*r);
     return r;
   }();

@@ -294,6 +294,29 @@ absl::Status resize_nearest(NodeContext& n) {
   return absl::OkStatus();
 }
 
+// NonMaxSuppressionV3: ONNX's NonMaxSuppression over one batch and one class (boxes [1, n, 4] in
+// TensorFlow's corner order, center_point_box 0; scores [1, 1, n]; the scalars as [1]). Its
+// [k, 3] int64 rows (batch, class, box) hold the kept boxes in the order kept: column 2, as
+// int32. (ONNX Runtime may order boxes of equal score otherwise than TensorFlow's lower index
+// first.)
+absl::Status non_max_suppression(NodeContext& n) {
+  OnnxGraphBuilder& b = n.builder();
+  const std::string first = b.add_int64s(absl::StrCat(n.name(), "/axis_0"), {0});
+  const std::string boxes = n.temp("boxes"), scores = n.temp("scores"), limit64 = n.temp("max_output_int64"),
+                    limit = n.temp("max_output"), iou = n.temp("iou_threshold"), floor = n.temp("score_threshold"),
+                    selected = n.temp("selected"), indices = n.temp("indices");
+  n.emit("Unsqueeze", {n.in(0), first}, {boxes});
+  n.emit("Unsqueeze", {n.in(1), b.add_int64s(absl::StrCat(n.name(), "/axes_0_1"), {0, 1})}, {scores});
+  set_int(n.emit("Cast", {n.in(2)}, {limit64}), "to", onnx::TensorProto::INT64);
+  n.emit("Unsqueeze", {limit64, first}, {limit});
+  n.emit("Unsqueeze", {n.in(3), first}, {iou});
+  n.emit("Unsqueeze", {n.in(4), first}, {floor});
+  set_int(n.emit("NonMaxSuppression", {boxes, scores, limit, iou, floor}, {selected}), "center_point_box", 0);
+  set_int(n.emit("Gather", {selected, scalar_initializer(n, "box_column", DType::kInt64, 2)}, {indices}), "axis", 1);
+  set_int(n.emit("Cast", {indices}, {n.out()}), "to", onnx::TensorProto::INT32);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void add_image_converters(ConverterTable& table) {
@@ -303,6 +326,7 @@ void add_image_converters(ConverterTable& table) {
       {"MaxPool", pool("MaxPool")},
       {"AvgPool", pool("AveragePool")},
       {"DepthToSpace", block_move("DepthToSpace")},
+      {"NonMaxSuppressionV3", non_max_suppression},
       {"SpaceToDepth", block_move("SpaceToDepth")},
       // NHWC BiasAdd: ONNX's Add broadcasts the [C] bias over the last dim. NCHW's channels are
       // dim 1: the bias is reshaped to [C, 1, ..., 1] first.

@@ -305,6 +305,64 @@ TEST(GraphDefTfLayersTest, FrozenEinsumNodesRunAsTheComposite) {
               HasSubstr("node 'dense/einsum/Einsum' (Einsum): attr 'T' says type: DT_INT32 but input 0 is float32"));
 }
 
+// tf.image.non_max_suppression as TensorFlow 2 writes it in a detector's post-processing:
+// NonMaxSuppressionV3 over Const limits (score_threshold -inf, its default), then a GatherV2 of
+// the kept boxes, whose count is known only when it runs.
+TEST(GraphDefTfLayersTest, FrozenNonMaxSuppressionKeepsTheBoxesTensorflowKeeps) {
+  const std::string text = R"pb(
+    node { name: "boxes" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "shape" value { shape { dim { size: -1 } dim { size: 4 } } } } }
+    node { name: "scores" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "shape" value { shape { dim { size: -1 } } } } }
+    node { name: "nms/max_output_size" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+      attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 3 } } } }
+    node { name: "nms/iou_threshold" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 0.5 } } } }
+    node { name: "nms/score_threshold" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: -inf } } } }
+    node { name: "nms/NonMaxSuppressionV3" op: "NonMaxSuppressionV3" input: "boxes" input: "scores"
+      input: "nms/max_output_size" input: "nms/iou_threshold" input: "nms/score_threshold"
+      attr { key: "T" value { type: DT_FLOAT } } attr { key: "T_threshold" value { type: DT_FLOAT } } }
+    node { name: "axis" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+      attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 0 } } } }
+    node { name: "detections" op: "GatherV2" input: "boxes" input: "nms/NonMaxSuppressionV3" input: "axis"
+      attr { key: "Taxis" value { type: DT_INT32 } } attr { key: "Tindices" value { type: DT_INT32 } }
+      attr { key: "Tparams" value { type: DT_FLOAT } } attr { key: "batch_dims" value { i: 0 } } }
+  )pb";
+  Graph g = graph_from_graph_def(graph_def_from_text(text));
+  EXPECT_EQ(g.get_tensor_by_name("nms/NonMaxSuppressionV3:0").shape(), Shape({-1}));
+  const Tensor boxes(std::vector<float>{0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, -0.1f, 1, 0.9f, 0, 10, 1, 11, 0, 10.1f, 1, 11.1f,
+                                        0, 100, 1, 101},
+                     Shape{6, 4});
+  const Tensor scores({0.9f, 0.75f, 0.6f, 0.95f, 0.5f, 0.3f});
+  Session sess(g);
+  const std::vector<Tensor> got = sess.run({g.get_tensor_by_name("nms/NonMaxSuppressionV3:0"), g.get_tensor_by_name("detections:0")},
+                                           {{g.get_tensor_by_name("boxes:0"), boxes}, {g.get_tensor_by_name("scores:0"), scores}});
+  EXPECT_EQ(got[0].to_vector<int32_t>(), (std::vector<int32_t>{3, 0, 5}));
+  EXPECT_EQ(got[1].shape(), (Shape{3, 4}));
+  EXPECT_EQ(got[1].to_vector<float>(), (std::vector<float>{0, 10, 1, 11, 0, 0, 1, 1, 0, 100, 1, 101}));
+  // Written back with TensorFlow's type attrs, the thresholds still inputs.
+  const GraphDef written = to_graph_def(g);
+  int seen = 0;
+  for (const auto& node : written.node()) {
+    if (node.op() != "NonMaxSuppressionV3") continue;
+    ++seen;
+    EXPECT_EQ(node.input_size(), 5);
+    EXPECT_EQ(node.attr().at("T_threshold").type(), proto::DT_FLOAT);
+  }
+  EXPECT_EQ(seen, 1);
+  // An iou_threshold outside [0, 1] fails the run that reaches it, naming the node.
+  std::string bad = text;
+  bad.replace(bad.find("float_val: 0.5"), 14, "float_val: 1.5");
+  Graph h = graph_from_graph_def(graph_def_from_text(bad));
+  EXPECT_THAT(error_of([&] {
+                Session(h).run(h.get_tensor_by_name("detections:0"),
+                               {{h.get_tensor_by_name("boxes:0"), boxes}, {h.get_tensor_by_name("scores:0"), scores}});
+              }),
+              AllOf(HasSubstr("iou_threshold must be in [0, 1], got 1.5"),
+                    HasSubstr("node 'nms/NonMaxSuppressionV3' (NonMaxSuppressionV3)")));
+}
+
 // A serving graph's preprocessing as TensorFlow froze it: the decoded uint8 image resized
 // straight away (ResizeBilinear of T=DT_UINT8 gives float32, TensorFlow's rule), then scaled; a
 // nearest-neighbour resize of the same image keeps uint8.

@@ -259,6 +259,21 @@ inline ExportedCase nchw_case() {
   return export_case("nchw", fn, {{DType::kFloat32, {2, 2, 7, 7}}}, {pattern({2, 2, 7, 7}, 1.f, 13)});
 }
 
+// Non-maximum suppression over an unknown number of boxes (ONNX's NonMaxSuppression on one batch
+// and class): three clusters, distinct scores (ONNX Runtime may order equal ones otherwise), a
+// score threshold, a zero-area box and corners in both orders; then the kept boxes gathered.
+inline ExportedCase detection_case() {
+  auto fn = [](const Tensor& boxes, const Tensor& scores) -> std::vector<Tensor> {
+    const Tensor keep = non_max_suppression(boxes, scores, 4, 0.5f, 0.2f);
+    return {keep, gather(boxes, keep), non_max_suppression(boxes, scores, 10, 0.85f)};
+  };
+  const Tensor boxes(std::vector<float>{0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 1, 0.9f, 0, -0.1f, 0, 10, 1, 11, 0, 10.1f, 1, 11.1f,
+                                        0, 100, 1, 101, 3, 3, 3, 4, 50, 50, 52, 52},
+                     Shape{8, 4});
+  const Tensor scores({0.9f, 0.75f, 0.6f, 0.95f, 0.5f, 0.3f, 0.8f, 0.1f});
+  return export_case("detection", fn, {{DType::kFloat32, {-1, 4}}, {DType::kFloat32, {-1}}}, {boxes, scores});
+}
+
 // Image layers over images of unknown batch and size: depthwise SAME padding becomes auto_pad,
 // and the bilinear resize's sizes come from the input's shape.
 inline ExportedCase dynamic_layers_case() {

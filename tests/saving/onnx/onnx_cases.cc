@@ -43,7 +43,7 @@ void write_cases(const std::filesystem::path& dir) {
   nlohmann::json manifest = nlohmann::json::array();
   using namespace tapeflow::onnx_test;
   for (const auto& make : {mlp_case, cnn_case, ops_case, dynamic_conv_case, math_case, array_case, dynamic_array_case,
-                            layers_case, dynamic_layers_case, nchw_case}) {
+                            layers_case, dynamic_layers_case, nchw_case, detection_case}) {
     const tapeflow::onnx_test::ExportedCase c = make();
     const std::string file = c.name + ".onnx";
     write_file(dir / file, c.bytes);
