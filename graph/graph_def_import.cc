@@ -952,8 +952,13 @@ absl::Status Importer::plan_composite(int i, absl::Span<const Ref> inputs, absl:
                                       const SharedDeviceSpec& device) {
   const proto::NodeDef& nd = def_.node(i);
   std::vector<TensorSpec> specs;
-  for (const Ref& r : inputs) specs.push_back(spec(r));
-  absl::StatusOr<graph_def_internal::CompositeBody> body = graph_def_internal::build_composite(nd, specs);
+  std::vector<std::optional<Tensor>> constants;  // the values the import knows (Note [Folded constant inputs])
+  for (const Ref& r : inputs) {
+    specs.push_back(spec(r));
+    std::optional<Folded> f = fold(r, 0);
+    constants.push_back(f && !f->partial ? std::optional<Tensor>(f->value) : std::nullopt);
+  }
+  absl::StatusOr<graph_def_internal::CompositeBody> body = graph_def_internal::build_composite(nd, specs, constants);
   if (!body.ok()) return node_error(body.status().code(), i, body.status().message());
   const std::vector<const Node*> nodes = body->graph.state()->snapshot();
   std::vector<int> planned_of(nodes.size(), -1);  // scratch node -> its planned index

@@ -363,6 +363,88 @@ TEST(GraphDefTfLayersTest, FrozenNonMaxSuppressionKeepsTheBoxesTensorflowKeeps) 
                     HasSubstr("node 'nms/NonMaxSuppressionV3' (NonMaxSuppressionV3)")));
 }
 
+// The older and newer NonMaxSuppression nodes, read as V3 and a few moves (Note [Composites in a
+// GraphDef]): V2 (no score threshold), V4 (valid_outputs) and V5 padded to max_output_size
+// (indices and scores padded with zeros, as TensorFlow pads them). Soft NMS is refused.
+TEST(GraphDefTfLayersTest, NonMaxSuppressionV2V4V5ReadAsV3) {
+  auto scalar = [](const std::string& name, const std::string& type, const std::string& value) {
+    return absl::StrCat("node { name: \"", name, "\" op: \"Const\" attr { key: \"dtype\" value { type: ", type,
+                        " } } attr { key: \"value\" value { tensor { dtype: ", type, " tensor_shape { } ", value,
+                        " } } } }\n");
+  };
+  const std::string text = absl::StrCat(
+      R"pb(node { name: "boxes" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "shape" value { shape { dim { size: -1 } dim { size: 4 } } } } }
+           node { name: "scores" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+             attr { key: "shape" value { shape { dim { size: -1 } } } } }
+      )pb",
+      scalar("two", "DT_INT32", "int_val: 2"), scalar("five", "DT_INT32", "int_val: 5"),
+      scalar("iou", "DT_FLOAT", "float_val: 0.5"), scalar("floor", "DT_FLOAT", "float_val: 0.2"),
+      scalar("sigma", "DT_FLOAT", "float_val: 0"),
+      R"pb(node { name: "v2" op: "NonMaxSuppressionV2" input: "boxes" input: "scores" input: "two" input: "iou"
+             attr { key: "T" value { type: DT_FLOAT } } attr { key: "T_threshold" value { type: DT_FLOAT } } }
+           node { name: "v4" op: "NonMaxSuppressionV4" input: "boxes" input: "scores" input: "five" input: "iou" input: "floor"
+             attr { key: "T" value { type: DT_FLOAT } } attr { key: "T_threshold" value { type: DT_FLOAT } }
+             attr { key: "pad_to_max_output_size" value { b: false } } }
+           node { name: "v5" op: "NonMaxSuppressionV5" input: "boxes" input: "scores" input: "five" input: "iou" input: "floor"
+             input: "sigma" attr { key: "T" value { type: DT_FLOAT } } attr { key: "pad_to_max_output_size" value { b: true } } }
+      )pb");
+  Graph g = graph_from_graph_def(graph_def_from_text(text));
+  const Tensor boxes(std::vector<float>{0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, -0.1f, 1, 0.9f, 0, 10, 1, 11, 0, 10.1f, 1, 11.1f,
+                                        0, 100, 1, 101},
+                     Shape{6, 4});
+  const Tensor scores({0.9f, 0.75f, 0.6f, 0.95f, 0.5f, 0.3f});
+  Session sess(g);
+  std::vector<Fetch> fetches;
+  for (const char* name : {"v2:0", "v4:0", "v4:1", "v5:0", "v5:1", "v5:2"}) fetches.push_back(g.get_tensor_by_name(name));
+  const std::vector<Tensor> got =
+      sess.run(fetches, {{g.get_tensor_by_name("boxes:0"), boxes}, {g.get_tensor_by_name("scores:0"), scores}});
+  EXPECT_EQ(got[0].to_vector<int32_t>(), (std::vector<int32_t>{3, 0}));
+  EXPECT_EQ(got[1].to_vector<int32_t>(), (std::vector<int32_t>{3, 0, 5}));
+  EXPECT_EQ(got[2].item<int32_t>(), 3);
+  EXPECT_EQ(got[3].to_vector<int32_t>(), (std::vector<int32_t>{3, 0, 5, 0, 0}));
+  EXPECT_EQ(got[4].to_vector<float>(), (std::vector<float>{0.95f, 0.9f, 0.3f, 0.f, 0.f}));
+  EXPECT_EQ(got[5].item<int32_t>(), 3);
+  EXPECT_EQ(g.get_tensor_by_name("v5:1").shape(), Shape({5}));
+
+  std::string soft = text;
+  soft.replace(soft.find("float_val: 0 "), 13, "float_val: 0.5 ");
+  EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(graph_def_from_text(soft)); }),
+              HasSubstr("node 'v5' (NonMaxSuppressionV5): soft NMS (soft_nms_sigma != 0)"));
+  std::string fed = text;
+  fed.replace(fed.find("input: \"two\""), 12, "input: \"iou\"");  // a float where the limit goes
+  EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(graph_def_from_text(fed)); }),
+              HasSubstr("node 'v2' (NonMaxSuppressionV2): input 2 ('max_output_size') must be an integer constant"));
+}
+
+// TensorFlow 1's SpaceToBatch / BatchToSpace (4-D, attr block_size), as tf.space_to_batch wrote
+// them: the ND ops with a square block.
+TEST(GraphDefTfLayersTest, SpaceToBatchWithABlockSizeAttrReadAsTheNdOp) {
+  const std::string text = R"pb(
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "shape" value { shape { dim { size: 1 } dim { size: 3 } dim { size: 3 } dim { size: 2 } } } } }
+    node { name: "pads" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+      attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } dim { size: 2 } } int_val: 0 int_val: 1 int_val: 1 int_val: 0 } } } }
+    node { name: "s2b" op: "SpaceToBatch" input: "x" input: "pads" attr { key: "T" value { type: DT_FLOAT } }
+      attr { key: "Tpaddings" value { type: DT_INT32 } } attr { key: "block_size" value { i: 2 } } }
+    node { name: "b2s" op: "BatchToSpace" input: "s2b" input: "pads" attr { key: "T" value { type: DT_FLOAT } }
+      attr { key: "Tidx" value { type: DT_INT32 } } attr { key: "block_size" value { i: 2 } } }
+  )pb";
+  Graph g = graph_from_graph_def(graph_def_from_text(text));
+  EXPECT_EQ(g.get_tensor_by_name("s2b:0").shape(), Shape({4, 2, 2, 2}));
+  const Tensor x(ramp(18, 1.f, 1.f), Shape{1, 3, 3, 2});
+  Session sess(g);
+  const std::vector<Tensor> got = sess.run({g.get_tensor_by_name("s2b:0"), g.get_tensor_by_name("b2s:0")},
+                                           {{g.get_tensor_by_name("x:0"), x}});
+  EXPECT_EQ(got[0].to_vector<float>(), space_to_batch_nd(x, {2, 2}, {{0, 1}, {1, 0}}).to_vector<float>());
+  EXPECT_EQ(got[1].to_vector<float>(), x.to_vector<float>());  // the crops undo the paddings
+  std::string odd = text;
+  odd.replace(odd.find("block_size\" value { i: 2 }"), 26, "block_size\" value { i: 3 }");
+  EXPECT_THAT(error_of([&] { graph_from_graph_def(graph_def_from_text(odd)); }),
+              HasSubstr("node 's2b' (SpaceToBatch): [space_to_batch_nd] spatial dim 0 of input [1,3,3,2] padded by (0, 1) "
+                        "must be divisible by block_shape[0] = 3"));
+}
+
 // A serving graph's preprocessing as TensorFlow froze it: the decoded uint8 image resized
 // straight away (ResizeBilinear of T=DT_UINT8 gives float32, TensorFlow's rule), then scaled; a
 // nearest-neighbour resize of the same image keeps uint8.
