@@ -341,7 +341,14 @@ std::vector<Tensor> GradientTape::backward(const Tensor& target, const std::vect
     for (size_t i = 0; i < rec.inputs.size() && i < 64; ++i) {
       if (!leads_to_source(rec, i)) op.wanted &= ~(uint64_t{1} << i);
     }
-    const GradList in_grads = fn_it->second(op, out_grads);
+    GradList in_grads;
+    try {
+      in_grads = fn_it->second(op, out_grads);
+    } catch (Error& e) {  // an op of the gradient failed: say whose gradient, and where it was asked
+      e.add_context(absl::StrCat("while computing the gradient of ", rec.op->type, " (", rec.op->api_name,
+                                 ", recorded at ", where(rec.loc), ") asked at ", where(loc)));
+      throw;
+    }
     for (size_t i = 0; i < rec.inputs.size() && i < in_grads.size(); ++i) {
       if (!in_grads[i].defined() || !leads_to_source(rec, i)) continue;
       accumulate(grad_slot(rec.producers[i], rec.inputs[i].impl()), in_grads[i]);

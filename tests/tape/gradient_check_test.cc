@@ -419,9 +419,13 @@ TEST(GradientAtZeroTest, CheckNumericsChecksItsGradient) {
   GradientTape tape;
   tape.watch(x);
   const Tensor out = reduce_sum(sqrt(check_numerics(x, "inputs")));  // d sqrt at 0 is inf
-  EXPECT_THAT(error_of([&] { tape.gradient(out, {x}); }),
-              ::testing::HasSubstr("Not a number (NaN) or infinity (Inf) values detected in gradient. inputs : Tensor "
-                                   "has +Inf at element [0]"));
+  const std::string message = error_of([&] { tape.gradient(out, {x}); });
+  EXPECT_THAT(message, ::testing::HasSubstr("Not a number (NaN) or infinity (Inf) values detected in gradient. inputs : "
+                                            "Tensor has +Inf at element [0]"));
+  // The error says whose gradient failed and where the op and the gradient call are.
+  EXPECT_THAT(message, ::testing::HasSubstr("while computing the gradient of CheckNumerics (check_numerics, recorded at "
+                                            "gradient_check_test.cc:"));
+  EXPECT_THAT(message, ::testing::ContainsRegex("asked at gradient_check_test.cc:[0-9]+"));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllOps, GradientCheck, ::testing::ValuesIn(case_names()),
