@@ -221,7 +221,13 @@ std::vector<Tensor> gradients(const std::vector<Tensor>& ys, const std::vector<S
         if (reached(node.inputs[i])) wanted |= uint64_t{1} << i;
       GradInputs op{*node.op, inputs, outputs, node.attrs};
       op.wanted = wanted;
-      in_grads = fn(op, out_grads);
+      try {
+        in_grads = fn(op, out_grads);
+      } catch (Error& e) {  // building the gradient failed: say whose gradient, as the tape does
+        e.add_context(absl::StrCat("while building the gradient of ", describe_node(node), " asked at ",
+                                   format_location(loc)));
+        throw;
+      }
     }
     for (size_t i = 0; i < inputs.size() && i < in_grads.size(); ++i) {
       const Tensor& g = in_grads[i];

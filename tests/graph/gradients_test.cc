@@ -361,6 +361,27 @@ TEST(GradientsTest, ErrorsNameTheTensorsAndNodes) {
   EXPECT_TRUE(gradients({y}, {x})[0].defined());
 }
 
+// A gradient function that fails while the backward graph is built: the error keeps its type and
+// says which node's gradient it was and where gradients() was called.
+OpDef kGradientFailsOp{.type = "GradientFailsForTest", .api_name = "gradient_fails_for_test", .num_inputs = 1,
+                       .infer = same_as_input};
+GradList failing_gradient(const GradInputs&, absl::Span<const Tensor>) {
+  throw InvalidArgumentError("[gradient_fails_for_test] cannot build this gradient");
+}
+
+TEST(GradientsTest, AGradientFunctionsErrorNamesTheNodeAndTheCall) {
+  register_gradient(kGradientFailsOp.type, failing_gradient);
+  Graph g;
+  auto scope = g.as_default();
+  Tensor x = placeholder(DType::kFloat32, {2}, "x");
+  Tensor loss = reduce_sum(execute_single(kGradientFailsOp, {square(x)}, {}, std::source_location::current()));
+  const std::string message = error_of<InvalidArgumentError>([&] { gradients({loss}, {x}); });
+  const int line = __LINE__ - 1;
+  EXPECT_THAT(message, HasSubstr("[gradient_fails_for_test] cannot build this gradient"));
+  EXPECT_THAT(message, HasSubstr("while building the gradient of node 'GradientFailsForTest' (GradientFailsForTest)"));
+  EXPECT_THAT(message, HasSubstr(absl::StrCat("asked at gradients_test.cc:", line)));
+}
+
 TEST(GradientsTest, EagerlyItAsksForAGraphTensor) {
   Tensor x = {1.f, 2.f};
   EXPECT_THAT(error_of([&] { gradients({square(x)}, {x}); }), HasSubstr("eagerly, use a GradientTape"));
