@@ -75,10 +75,11 @@ struct Reader {
   }
 };
 
-std::vector<std::pair<int64_t, int64_t>> pairs(const std::vector<int64_t>& flat, const char* what) {
+// TensorFlow 1's 4-D forms: two spatial dims, a [2, 2] paddings or crops.
+std::vector<std::pair<int64_t, int64_t>> square_margins(const std::vector<int64_t>& flat, const char* what) {
   if (flat.size() != 4)
     throw InvalidArgumentError(absl::StrCat("'", what, "' must be a [2, 2] constant, got ", flat.size(), " values"));
-  return {{flat[0], flat[1]}, {flat[2], flat[3]}};
+  return margin_pairs(flat);
 }
 
 // The node's outputs from its operands (placeholders in the scratch graph).
@@ -94,13 +95,23 @@ std::vector<Tensor> compose(const OpDef* op, const Reader& r, const std::vector<
     const proto::AttrValue* eq = r.attr("equation");
     if (eq == nullptr || eq->value_case() != proto::AttrValue::kS)
       throw InvalidArgumentError("attr 'equation' (a string) is missing");
+    if (const proto::AttrValue* n = r.attr("N"); n != nullptr && n->i() != static_cast<int64_t>(in.size()))
+      throw InvalidArgumentError(absl::StrCat("attr 'N' is ", n->i(), " but the node has ", in.size(), " inputs"));
+    if (const proto::AttrValue* t = r.attr("T")) {  // every operand's dtype
+      const absl::StatusOr<DType> declared = from_proto_dtype(t->type());
+      for (size_t k = 0; k < in.size(); ++k)
+        if (!declared.ok() || *declared != in[k].dtype())
+          throw InvalidArgumentError(absl::StrCat("attr 'T' says ", t->ShortDebugString(), " but input ", k, " is ",
+                                                  dtype_name(in[k].dtype())));
+    }
     return {in.size() == 1 ? einsum(eq->s(), in[0]) : einsum(eq->s(), in[0], in[1])};
   }
   if (op == &kSpaceToBatch || op == &kBatchToSpace) {
     need(2, 2);
     const int64_t bs = r.int_attr("block_size");
     const bool to_batch = op == &kSpaceToBatch;
-    const auto margins = pairs(r.ints(1, to_batch ? "paddings" : "crops"), to_batch ? "paddings" : "crops");
+    const char* what = to_batch ? "paddings" : "crops";
+    const auto margins = square_margins(r.ints(1, what), what);
     return {to_batch ? space_to_batch_nd(in[0], {bs, bs}, margins) : batch_to_space_nd(in[0], {bs, bs}, margins)};
   }
   // NonMaxSuppression V2 / V4 / V5 as V3.
@@ -136,17 +147,6 @@ absl::StatusOr<CompositeBody> build_composite(const proto::NodeDef& node, absl::
                                               absl::Span<const std::optional<Tensor>> constants) {
   const OpDef* op = composite_op(node.op());
   if (op == nullptr) return absl::InternalError(absl::StrCat("'", node.op(), "' is not a composite"));
-  const proto::AttrValue* t = Reader{node, constants}.attr("T");
-  if (t != nullptr && op == &kEinsum) {  // Einsum's T is every operand's dtype
-    const absl::StatusOr<DType> declared = from_proto_dtype(t->type());
-    for (size_t k = 0; k < inputs.size(); ++k)
-      if (!declared.ok() || *declared != inputs[k].dtype)
-        return absl::InvalidArgumentError(absl::StrCat("attr 'T' says ", t->ShortDebugString(), " but input ", k, " is ",
-                                                       dtype_name(inputs[k].dtype)));
-  }
-  if (const proto::AttrValue* n = Reader{node, constants}.attr("N");
-      op == &kEinsum && n != nullptr && n->i() != static_cast<int64_t>(inputs.size()))
-    return absl::InvalidArgumentError(absl::StrCat("attr 'N' is ", n->i(), " but the node has ", inputs.size(), " inputs"));
   CompositeBody body;
   body.inputs = static_cast<int>(inputs.size());
   try {

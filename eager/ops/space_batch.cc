@@ -99,6 +99,12 @@ void register_space_batch_ops(OpRegistry& r) {
   r.add(kBatchToSpaceND);
 }
 
+std::vector<std::pair<int64_t, int64_t>> margin_pairs(const Ints& flat) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (size_t i = 0; i + 1 < flat.size(); i += 2) out.emplace_back(flat[i], flat[i + 1]);
+  return out;
+}
+
 Tensor space_to_batch_nd(const Tensor& x, Ints block_shape, const std::vector<std::pair<int64_t, int64_t>>& paddings,
                          std::source_location loc) {
   return run(kSpaceToBatchND, x, std::move(block_shape), "paddings", paddings, loc);

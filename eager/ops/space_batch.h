@@ -31,6 +31,9 @@ Tensor space_to_batch_nd(const Tensor& x, std::vector<int64_t> block_shape,
 Tensor batch_to_space_nd(const Tensor& x, std::vector<int64_t> block_shape,
                          const std::vector<std::pair<int64_t, int64_t>>& crops, TF_SL);
 
+// The (first, second) pairs of a flattened paddings or crops attr ([M, 2] read row-major).
+std::vector<std::pair<int64_t, int64_t>> margin_pairs(const std::vector<int64_t>& flat);
+
 #undef TF_SL
 
 }  // namespace tapeflow

@@ -11,17 +11,11 @@ using Grads = GradList;
 using Span = absl::Span<const Tensor>;
 using Ints = std::vector<int64_t>;
 
-std::vector<std::pair<int64_t, int64_t>> pairs(const Ints& flat) {
-  std::vector<std::pair<int64_t, int64_t>> out;
-  for (size_t i = 0; i + 1 < flat.size(); i += 2) out.emplace_back(flat[i], flat[i + 1]);
-  return out;
-}
-
 Grads space_to_batch_grad(const GradInputs& op, Span g) {
-  return {batch_to_space_nd(g[0], op.attrs.get<Ints>("block_shape"), pairs(op.attrs.get<Ints>("paddings")))};
+  return {batch_to_space_nd(g[0], op.attrs.get<Ints>("block_shape"), margin_pairs(op.attrs.get<Ints>("paddings")))};
 }
 Grads batch_to_space_grad(const GradInputs& op, Span g) {
-  return {space_to_batch_nd(g[0], op.attrs.get<Ints>("block_shape"), pairs(op.attrs.get<Ints>("crops")))};
+  return {space_to_batch_nd(g[0], op.attrs.get<Ints>("block_shape"), margin_pairs(op.attrs.get<Ints>("crops")))};
 }
 }  // namespace
 

@@ -303,6 +303,10 @@ TEST(GraphDefTfLayersTest, FrozenEinsumNodesRunAsTheComposite) {
   typed.replace(typed.find(float_t), float_t.size(), "attr { key: \"N\" value { i: 2 } } attr { key: \"T\" value { type: DT_INT32 } }");
   EXPECT_THAT(error_of([&] { graph_from_graph_def(graph_def_from_text(typed)); }),
               HasSubstr("node 'dense/einsum/Einsum' (Einsum): attr 'T' says type: DT_INT32 but input 0 is float32"));
+  std::string counted = text;
+  counted.replace(counted.find("attr { key: \"N\" value { i: 2 } }"), 32, "attr { key: \"N\" value { i: 3 } }");
+  EXPECT_THAT(error_of([&] { graph_from_graph_def(graph_def_from_text(counted)); }),
+              HasSubstr("node 'dense/einsum/Einsum' (Einsum): attr 'N' is 3 but the node has 2 inputs"));
 }
 
 // tf.image.non_max_suppression as TensorFlow 2 writes it in a detector's post-processing:
