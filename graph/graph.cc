@@ -264,10 +264,17 @@ bool GraphState::is_feedable(TensorRef ref) const {
   return !unfeedable_.contains(ref);
 }
 
-void GraphState::prevent_feeding(TensorRef ref) {
+void GraphState::prevent_feeding(TensorRef ref, std::string_view why) {
   std::lock_guard<std::mutex> lock(mu_);
-  unfeedable_.insert(ref);
+  std::string& reason = unfeedable_[ref];
+  if (!why.empty()) reason = std::string(why);
   ++version_;
+}
+
+std::string GraphState::why_not_feedable(TensorRef ref) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto it = unfeedable_.find(ref);
+  return it == unfeedable_.end() ? std::string() : it->second;
 }
 
 uint64_t GraphState::version() const {
@@ -389,7 +396,12 @@ TensorRef ref_in(const GraphState& g, const Tensor& t, const char* api) {
 }  // namespace
 
 bool Graph::is_feedable(const Tensor& t) const { return state_->is_feedable(ref_in(*state_, t, "is_feedable")); }
-void Graph::prevent_feeding(const Tensor& t) { state_->prevent_feeding(ref_in(*state_, t, "prevent_feeding")); }
+void Graph::prevent_feeding(const Tensor& t, std::string_view why) {
+  state_->prevent_feeding(ref_in(*state_, t, "prevent_feeding"), why);
+}
+std::string Graph::why_not_feedable(const Tensor& t) const {
+  return state_->why_not_feedable(ref_in(*state_, t, "why_not_feedable"));
+}
 
 void Graph::add_to_collection(std::string_view key, CollectionItem item) { state_->add_to_collection(key, std::move(item)); }
 std::vector<CollectionItem> Graph::get_collection(std::string_view key) const { return state_->get_collection(key); }

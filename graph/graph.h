@@ -140,9 +140,11 @@ class Graph {
   // "op_name:index"; InvalidArgumentError for a malformed name.
   Tensor get_tensor_by_name(std::string_view name) const;
 
-  // Feeding: every tensor is feedable unless prevent_feeding was called for it.
+  // Feeding: every tensor is feedable unless prevent_feeding was called for it. `why`, when
+  // given, ends Session::run's error for a feed of it (why_not_feedable returns it).
   bool is_feedable(const Tensor& t) const;
-  void prevent_feeding(const Tensor& t);
+  void prevent_feeding(const Tensor& t, std::string_view why = {});
+  std::string why_not_feedable(const Tensor& t) const;
 
   void add_to_collection(std::string_view key, CollectionItem item);
   std::vector<CollectionItem> get_collection(std::string_view key) const;
@@ -239,7 +241,8 @@ class GraphState final : public GraphBase, public std::enable_shared_from_this<G
   std::vector<std::string> collection_keys() const;
 
   bool is_feedable(TensorRef ref) const;
-  void prevent_feeding(TensorRef ref);
+  void prevent_feeding(TensorRef ref, std::string_view why = {});
+  std::string why_not_feedable(TensorRef ref) const;  // "" when feedable or no reason was given
 
   // Bumped by every change, so cached plans can notice a changed graph.
   uint64_t version() const;
@@ -268,7 +271,7 @@ class GraphState final : public GraphBase, public std::enable_shared_from_this<G
   std::vector<int> variables_;
   absl::flat_hash_map<int64_t, VariableNodes> variables_by_id_;
   std::vector<std::pair<std::string, std::vector<StoredItem>>> collections_;
-  absl::flat_hash_set<TensorRef> unfeedable_;
+  absl::flat_hash_map<TensorRef, std::string> unfeedable_;  // -> why (may be empty)
   uint64_t version_ = 0;
 };
 

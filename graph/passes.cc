@@ -86,7 +86,7 @@ class Rewriter {
       if (mapped(old) < 0) continue;
       const int outputs = static_cast<int>(dst.node(mapped(old)).outputs.size());
       for (int i = 0; i < outputs && i < static_cast<int>(nodes_[old]->outputs.size()); ++i)
-        if (!src.is_feedable({old, i})) dst.prevent_feeding({mapped(old), i});
+        if (!src.is_feedable({old, i})) dst.prevent_feeding({mapped(old), i}, src.why_not_feedable({old, i}));
     }
     PassResult result;
     result.graph = graph_;

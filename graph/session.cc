@@ -82,8 +82,10 @@ std::vector<Tensor> Session::run(const std::vector<Fetch>& fetches, const FeedLi
   feed_values.reserve(feeds.size());
   for (const auto& [tensor, operand] : feeds) {
     const TensorRef ref = ref_of(graph_, tensor, "feed key", loc);
-    if (!graph_.state()->is_feedable(ref))
-      throw InvalidArgumentError(absl::StrCat("[Session.run] Tensor '", tensor.name(), "' may not be fed"), loc);
+    if (!graph_.state()->is_feedable(ref)) {
+      const std::string why = graph_.state()->why_not_feedable(ref);
+      throw InvalidArgumentError(absl::StrCat("[Session.run] Tensor '", tensor.name(), "' may not be fed", why.empty() ? "" : ": ", why), loc);
+    }
     const DType want = tensor.dtype();
     Tensor value = operand.resolve("Session.run", &want);
     if (!value.defined() || value.is_symbolic())

@@ -102,7 +102,7 @@ TEST(PruneTest, CarriesCollectionsVariablesAndFeedMarksForWhatRemains) {
     g.add_to_collection(GraphKeys::kLosses, y);
     g.add_to_collection(GraphKeys::kLosses, z);
     g.add_to_collection("notes", std::string("hello"));
-    g.prevent_feeding(y);
+    g.prevent_feeding(y, "y is computed, never given");
   }
   PassResult r = prune(g, {y});
   ASSERT_EQ(r.graph.global_variables().size(), 1u);
@@ -113,6 +113,7 @@ TEST(PruneTest, CarriesCollectionsVariablesAndFeedMarksForWhatRemains) {
   EXPECT_EQ(std::get<Tensor>(losses[0]).name(), r.map(y).name());
   EXPECT_EQ(std::get<std::string>(r.graph.get_collection("notes").at(0)), "hello");
   EXPECT_FALSE(r.graph.is_feedable(r.map(y)));
+  EXPECT_EQ(r.graph.why_not_feedable(r.map(y)), "y is computed, never given");  // the reason travels too
   EXPECT_TRUE(r.graph.is_feedable(r.map(x)));
   EXPECT_EQ(r.graph.state()->variable_nodes().size(), 1u);
 }

@@ -94,6 +94,11 @@ TEST(SessionTest, FeedsReplaceAnyTensorAndCutTheGraphThere) {
   EXPECT_THAT(sess.run(z, {{y, {1.f, 2.f}}}).to_vector<float>(), ElementsAre(10.f, 20.f));
   g.prevent_feeding(y);
   EXPECT_THAT(error_of([&] { sess.run(z, {{y, {1.f, 2.f}}}); }), HasSubstr("may not be fed"));
+  EXPECT_EQ(g.why_not_feedable(y), "");
+  // A reason, when given, ends the message.
+  g.prevent_feeding(y, "the import chose its value");
+  EXPECT_THAT(error_of([&] { sess.run(z, {{y, {1.f, 2.f}}}); }),
+              HasSubstr("may not be fed: the import chose its value"));
 }
 
 // TensorFlow moves a fed placeholder's control edges onto the fed value: they wait for nothing.
