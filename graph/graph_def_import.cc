@@ -16,6 +16,7 @@
 #include "graph/graph_context.h"
 #include "graph/graph_def.h"
 #include "graph/graph_def_composites.h"
+#include "graph/graph_def_control_flow.h"
 
 #include <optional>
 
@@ -135,6 +136,14 @@ class Importer {
   absl::Status plan(const std::vector<std::string>& return_elements);
   // Phase two.
   std::vector<ImportedElement> commit(std::string_view name);
+
+  // Whether the GraphDef has Switch or Merge nodes (known once plan has indexed every node; they
+  // are not op types of tapeflow, so plan failed): Note [Control flow v1 in a GraphDef].
+  bool saw_v1_control_flow() const {
+    for (const auto& [type, op] : op_of_type_)
+      if (op == nullptr && graph_def_internal::is_v1_control_flow_type(std::string_view(type.data(), type.size()))) return true;
+    return false;
+  }
 
  private:
   bool plan_in_one_pass();      // Note [One pass]
@@ -1074,9 +1083,27 @@ std::vector<ImportedElement> import_graph_def(const Graph& graph, const GraphDef
                                               std::source_location loc) {
   absl::StatusOr<std::optional<GraphDef>> inlined = inline_function_calls(graph_def);  // Note [Inlined function calls]
   throw_if_error(inlined.status(), loc);
-  Importer importer(graph, *inlined ? **inlined : graph_def, graph_def.library(), input_map, loc);
-  throw_if_error(importer.plan(return_elements), loc);
-  return importer.commit(name);
+  const GraphDef& def = *inlined ? **inlined : graph_def;
+  Importer importer(graph, def, graph_def.library(), input_map, loc);
+  const absl::Status planned = importer.plan(return_elements);
+  if (planned.ok()) return importer.commit(name);
+  if (!importer.saw_v1_control_flow()) throw_if_error(planned, loc);
+  // Note [Control flow v1 in a GraphDef]: the branches chosen, the GraphDef imports without them.
+  absl::StatusOr<graph_def_internal::ResolvedControlFlow> resolved =
+      graph_def_internal::resolve_v1_control_flow(def, input_map, return_elements);
+  throw_if_error(resolved.status(), loc);
+  std::vector<std::string> elements = resolved->return_elements;
+  for (const auto& d : resolved->decided_by_default) elements.push_back(d.tensor);
+  Importer second(graph, resolved->graph_def, graph_def.library(), resolved->input_map, loc);
+  throw_if_error(second.plan(elements), loc);
+  std::vector<ImportedElement> out = second.commit(name);
+  for (size_t k = 0; k < resolved->decided_by_default.size(); ++k) {
+    const Tensor& placeholder = std::get<Tensor>(out[return_elements.size() + k]);
+    graph.state()->prevent_feeding(TensorRef{placeholder.symbolic().node, placeholder.symbolic().output},
+                                   resolved->decided_by_default[k].why);
+  }
+  out.resize(return_elements.size());
+  return out;
 }
 
 std::vector<ImportedElement> import_graph_def(const GraphDef& graph_def, const std::map<std::string, Tensor>& input_map,

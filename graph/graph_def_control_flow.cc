@@ -1,0 +1,333 @@
+// TensorFlow 1's Switch and Merge resolved at import: Note [Control flow v1 in a GraphDef]
+// (graph/graph_def_control_flow.h).
+#include "graph/graph_def_control_flow.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/errors.h"
+#include "graph/graph_def.h"
+
+namespace tapeflow::graph_def_internal {
+
+namespace {
+
+bool is_loop_type(std::string_view t) {
+  return t == "Enter" || t == "Exit" || t == "NextIteration" || t == "LoopCond" || t == "RefEnter" ||
+         t == "RefExit" || t == "RefNextIteration";
+}
+
+struct Input {
+  int src = -1;
+  int index = 0;  // -1: a control input
+  bool control() const { return index < 0; }
+};
+
+// A Switch's predicate, followed back to where its value is known.
+struct Predicate {
+  std::optional<bool> value;
+  std::string tensor;            // the tensor it stopped at, when the value is not known
+  std::string why_unknown;
+  int placeholder = -1;          // the PlaceholderWithDefault whose default gave the value
+};
+
+class Resolver {
+ public:
+  Resolver(const proto::GraphDef& def, const std::map<std::string, Tensor>& input_map) : def_(def), input_map_(input_map) {}
+
+  absl::StatusOr<ResolvedControlFlow> run(const std::vector<std::string>& return_elements) {
+    TF_RETURN_IF_ERROR(index());
+    TF_ASSIGN_OR_RETURN(std::vector<int> order, topological_order());
+    TF_RETURN_IF_ERROR(propagate(order));
+    ResolvedControlFlow out;
+    for (const auto& [key, tensor] : input_map_) {
+      auto [name, index] = split_tensor_name(key);
+      const auto it = by_name_.find(name);
+      if (it == by_name_.end()) { out.input_map[key] = tensor; continue; }  // the importer says so
+      if (std::optional<std::string> renamed = live_name(it->second, index)) out.input_map[*renamed] = tensor;
+    }
+    for (const std::string& r : return_elements) {
+      const bool is_tensor = r.find(':') != std::string::npos;
+      auto [name, index] = split_tensor_name(r);
+      const auto it = by_name_.find(name);
+      if (it == by_name_.end()) { out.return_elements.push_back(r); continue; }
+      const int n = it->second;
+      const int cause = is_tensor ? dead_cause(n, index) : dead_by_[n];
+      if (cause >= 0) return on_untaken_branch(absl::StrCat("return element '", r, "'"), cause);
+      out.return_elements.push_back(is_tensor ? *live_name(n, index) : r);
+    }
+    rewrite(out.graph_def);  // after live_name has named the value_index Consts asked for above
+    for (const auto& [placeholder, switches] : decided_by_default_) {
+      const std::string tensor = absl::StrCat(def_.node(placeholder).name(), ":0");
+      const std::string others = switches.size() == 1 ? "" : absl::StrCat(" and ", switches.size() - 1, " more");
+      out.decided_by_default.push_back(
+          {tensor, absl::StrCat("import_graph_def chose the branches of TensorFlow 1's control flow it drives (Switch '",
+                                switches.front(), "'", others, ") with its default value; import the GraphDef with "
+                                "input_map={\"", tensor, "\": a concrete value} for the other branches")});
+    }
+    return out;
+  }
+
+ private:
+  absl::Status node_error(absl::StatusCode code, int i, absl::string_view message) const {
+    const proto::NodeDef& n = def_.node(i);
+    return absl::Status(code, absl::StrCat("[import_graph_def] node '", n.name(), "' (", n.op(), "): ", message));
+  }
+
+  absl::Status index() {
+    const int n = def_.node_size();
+    std::vector<std::string> loops;
+    for (int i = 0; i < n; ++i) {
+      if (!by_name_.emplace(def_.node(i).name(), i).second)
+        return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] two nodes are named '", def_.node(i).name(), "'"));
+      if (is_loop_type(def_.node(i).op())) loops.push_back(absl::StrCat(def_.node(i).name(), " (", def_.node(i).op(), ")"));
+    }
+    if (!loops.empty())
+      return absl::UnimplementedError(absl::StrCat(
+          "[import_graph_def] the GraphDef has TensorFlow 1 while loops, which tapeflow does not import (it resolves "
+          "tf.cond's Switch and Merge only): ", absl::StrJoin(loops, ", ")));
+    inputs_.resize(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      for (const std::string& in : def_.node(i).input()) {
+        Input e;
+        std::string_view src = in;
+        if (!in.empty() && in[0] == '^') {
+          src.remove_prefix(1);
+          e.index = -1;
+        } else {
+          std::tie(src, e.index) = split_tensor_name(in);
+        }
+        const auto it = by_name_.find(src);
+        if (it == by_name_.end())
+          return node_error(absl::StatusCode::kNotFound, i, absl::StrCat("input '", in, "' names no node of the GraphDef"));
+        e.src = it->second;
+        inputs_[static_cast<size_t>(i)].push_back(e);
+      }
+    }
+    dead_by_.assign(static_cast<size_t>(n), -1);
+    live_port_.assign(static_cast<size_t>(n), -1);
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::vector<int>> topological_order() const {
+    const int n = def_.node_size();
+    std::vector<int> pending(static_cast<size_t>(n), 0);
+    std::vector<std::vector<int>> consumers(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i)
+      for (const Input& e : inputs_[static_cast<size_t>(i)]) {
+        ++pending[static_cast<size_t>(i)];
+        consumers[static_cast<size_t>(e.src)].push_back(i);
+      }
+    std::vector<int> order;
+    for (int i = 0; i < n; ++i) if (pending[static_cast<size_t>(i)] == 0) order.push_back(i);
+    for (size_t head = 0; head < order.size(); ++head)
+      for (int c : consumers[static_cast<size_t>(order[head])])
+        if (--pending[static_cast<size_t>(c)] == 0) order.push_back(c);
+    if (static_cast<int>(order.size()) != n) {
+      std::vector<std::string> stuck;
+      for (int i = 0; i < n; ++i) if (pending[static_cast<size_t>(i)] > 0) stuck.push_back(def_.node(i).name());
+      return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] the GraphDef has a cycle; these nodes wait on "
+                                                     "each other: ", absl::StrJoin(stuck, ", ")));
+    }
+    return order;
+  }
+
+  bool is_switch(int n) const { return def_.node(n).op() == "Switch"; }
+  bool is_merge(int n) const { return def_.node(n).op() == "Merge"; }
+  // The Switch that makes output `index` of node n dead (-1: a control edge, the node's own
+  // deadness), or -1 when it is alive. input_map does not revive a tensor: a dead node is pruned,
+  // and its keys with it.
+  int dead_cause(int n, int index) const {
+    if (dead_by_[static_cast<size_t>(n)] >= 0) return dead_by_[static_cast<size_t>(n)];
+    return index >= 0 && is_switch(n) && index != live_port_[static_cast<size_t>(n)] ? n : -1;
+  }
+
+  absl::Status on_untaken_branch(absl::string_view what, int switch_node) const {
+    const int port = live_port_[static_cast<size_t>(switch_node)];
+    return absl::InvalidArgumentError(absl::StrCat(
+        "[import_graph_def] ", what, " is on the branch of Switch '", def_.node(switch_node).name(),
+        "' that its predicate (", port == 1 ? "true" : "false", ") does not take, which the import prunes "
+        "(Note [Control flow v1 in a GraphDef])"));
+  }
+
+  absl::Status propagate(const std::vector<int>& order) {
+    for (int n : order) {
+      const std::vector<Input>& ins = inputs_[static_cast<size_t>(n)];
+      if (is_merge(n)) {
+        std::vector<int> live;
+        int first_cause = -1;
+        for (size_t k = 0; k < ins.size(); ++k) {
+          if (ins[k].control()) continue;
+          const int cause = dead_cause(ins[k].src, ins[k].index);
+          if (cause < 0) live.push_back(static_cast<int>(k));
+          else if (first_cause < 0) first_cause = cause;
+        }
+        if (live.size() > 1)
+          return node_error(absl::StatusCode::kUnimplemented, n,
+                            absl::StrCat("has ", live.size(), " live inputs; tapeflow resolves a Merge of tf.cond, where "
+                                         "one branch is taken (Note [Control flow v1 in a GraphDef])"));
+        if (live.empty() && first_cause < 0) return node_error(absl::StatusCode::kInvalidArgument, n, "has no data inputs");
+        if (live.empty()) dead_by_[static_cast<size_t>(n)] = first_cause;
+        else merge_input_[n] = live[0];
+        continue;
+      }
+      for (const Input& e : ins) {
+        const int cause = dead_cause(e.src, e.index);
+        if (cause >= 0) {
+          dead_by_[static_cast<size_t>(n)] = cause;
+          break;
+        }
+      }
+      if (dead_by_[static_cast<size_t>(n)] >= 0 || !is_switch(n)) continue;
+      if (ins.size() < 2 || ins[0].control() || ins[1].control())
+        return node_error(absl::StatusCode::kInvalidArgument, n, "needs two inputs: the data and the predicate");
+      TF_ASSIGN_OR_RETURN(Predicate p, predicate(ins[1]));
+      if (!p.value)
+        return node_error(absl::StatusCode::kUnimplemented, n,
+                          absl::StrCat("its predicate '", p.tensor, "' ", p.why_unknown,
+                                       "; tapeflow imports TensorFlow 1's control flow (Switch, Merge) by choosing each "
+                                       "branch while importing: give import_graph_def input_map={\"", p.tensor,
+                                       "\": a concrete bool} (Note [Control flow v1 in a GraphDef])"));
+      live_port_[static_cast<size_t>(n)] = *p.value ? 1 : 0;
+      if (p.placeholder >= 0) decided_by_default_[p.placeholder].push_back(def_.node(n).name());
+    }
+    return absl::OkStatus();
+  }
+
+  // Follows the predicate through Identity, Snapshot, LogicalNot, PlaceholderWithDefault (its
+  // default) and live Switch outputs (their data) to a Const or a concrete input_map tensor.
+  absl::StatusOr<Predicate> predicate(Input at) const {
+    Predicate p;
+    bool negate = false;
+    for (int depth = 0; depth < 64; ++depth) {
+      const proto::NodeDef& nd = def_.node(at.src);
+      p.tensor = absl::StrCat(nd.name(), ":", at.index);
+      if (const auto m = input_map_.find(p.tensor); m != input_map_.end()) {
+        if (m->second.is_symbolic()) {
+          p.why_unknown = "is mapped by input_map to a tensor of the graph, known only when it runs";
+          return p;
+        }
+        TF_ASSIGN_OR_RETURN(bool v, bool_scalar(m->second, absl::StrCat("input_map['", p.tensor, "']")));
+        p.value = v != negate;
+        p.placeholder = -1;  // the caller chose it
+        return p;
+      }
+      const std::string& op = nd.op();
+      if (op == "Const" && at.index == 0) {
+        const auto value = nd.attr().find("value");
+        if (value == nd.attr().end() || !value->second.has_tensor())
+          return node_error(absl::StatusCode::kInvalidArgument, at.src, "attr 'value' (a tensor) is missing");
+        absl::StatusOr<Tensor> t = tensor_from_proto(value->second.tensor());
+        if (!t.ok()) return node_error(t.status().code(), at.src, absl::StrCat("attr 'value': ", t.status().message()));
+        TF_ASSIGN_OR_RETURN(bool v, bool_scalar(*t, absl::StrCat("the predicate '", p.tensor, "'")));
+        p.value = v != negate;
+        return p;
+      }
+      const std::vector<Input>& ins = inputs_[static_cast<size_t>(at.src)];
+      const bool forwards = op == "Identity" || op == "Snapshot" || op == "LogicalNot" || op == "PlaceholderWithDefault" ||
+                            (op == "Switch" && at.index == live_port_[static_cast<size_t>(at.src)]);
+      if (!forwards || (op != "Switch" && at.index != 0) || ins.empty() || ins[0].control()) {
+        p.why_unknown = absl::StrCat("comes from a ", op, " node, known only when the graph runs");
+        return p;
+      }
+      if (op == "LogicalNot") negate = !negate;
+      if (op == "PlaceholderWithDefault" && p.placeholder < 0) p.placeholder = at.src;
+      at = ins[0];
+    }
+    p.why_unknown = "is at the end of a chain of more than 64 Identity nodes";
+    return p;
+  }
+
+  static absl::StatusOr<bool> bool_scalar(const Tensor& t, absl::string_view what) {
+    if (t.dtype() != DType::kBool || t.shape().num_elements() != 1)
+      return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] ", what, " must be one bool, not ",
+                                                     dtype_name(t.dtype()), " ", t.shape().to_string()));
+    return t.to_vector<bool>()[0];
+  }
+
+  // The name output `index` of node n has after the rewrite; nullopt when it is dead.
+  std::optional<std::string> live_name(int n, int index) const {
+    if (dead_cause(n, index) >= 0) return std::nullopt;
+    const std::string& name = def_.node(n).name();
+    if (is_switch(n) && index >= 0) return absl::StrCat(name, ":0");
+    if (is_merge(n) && index == 1) return absl::StrCat(value_index_name(n), ":0");
+    return absl::StrCat(name, ":", index);
+  }
+
+  std::string input_text(const Input& e) const {
+    const std::string& name = def_.node(e.src).name();
+    if (e.control()) return absl::StrCat("^", name);
+    std::string s = *live_name(e.src, e.index);
+    return s.ends_with(":0") ? s.substr(0, s.size() - 2) : s;
+  }
+
+  const std::string& value_index_name(int merge) const {
+    auto [it, fresh] = value_index_names_.try_emplace(merge);
+    if (fresh) {
+      const std::string base = absl::StrCat(def_.node(merge).name(), "/value_index");
+      it->second = base;
+      for (int k = 1; by_name_.contains(it->second); ++k) it->second = absl::StrCat(base, "_", k);
+    }
+    return it->second;
+  }
+
+  void rewrite(proto::GraphDef& out) const {
+    *out.mutable_versions() = def_.versions();
+    for (int i = 0; i < def_.node_size(); ++i)  // live Merges whose output 1 a live node reads
+      if (dead_by_[static_cast<size_t>(i)] < 0)
+        for (const Input& e : inputs_[static_cast<size_t>(i)])
+          if (e.index == 1 && is_merge(e.src)) value_index_name(e.src);
+    for (int i = 0; i < def_.node_size(); ++i) {
+      if (dead_by_[static_cast<size_t>(i)] >= 0) continue;
+      const proto::NodeDef& nd = def_.node(i);
+      const std::vector<Input>& ins = inputs_[static_cast<size_t>(i)];
+      if (value_index_names_.contains(i)) {
+        proto::NodeDef* c = out.add_node();
+        c->set_name(value_index_name(i));
+        c->set_op("Const");
+        c->set_device(nd.device());
+        (*c->mutable_attr())["dtype"].set_type(proto::DT_INT32);
+        proto::TensorProto* v = (*c->mutable_attr())["value"].mutable_tensor();
+        v->set_dtype(proto::DT_INT32);
+        v->mutable_tensor_shape();
+        v->add_int_val(merge_input_.at(i));
+      }
+      proto::NodeDef* node = out.add_node();
+      *node = nd;
+      node->clear_input();
+      if (is_switch(i) || is_merge(i)) node->set_op("Identity");
+      if (is_merge(i)) node->mutable_attr()->erase("N");
+      for (size_t k = 0; k < ins.size(); ++k) {
+        const Input& e = ins[k];
+        if (is_switch(i) && k == 1) continue;  // the predicate
+        if (is_merge(i) && (e.control() ? dead_cause(e.src, -1) >= 0 : static_cast<int>(k) != merge_input_.at(i))) continue;
+        node->add_input(input_text(e));
+      }
+    }
+  }
+
+  const proto::GraphDef& def_;
+  const std::map<std::string, Tensor>& input_map_;
+  absl::flat_hash_map<std::string_view, int> by_name_;
+  std::vector<std::vector<Input>> inputs_;
+  std::vector<int> dead_by_;    // the Switch whose untaken branch the node is on; -1: alive
+  std::vector<int> live_port_;  // a live Switch's taken output (1: true)
+  absl::flat_hash_map<int, int> merge_input_;  // a live Merge's live input
+  mutable absl::flat_hash_map<int, std::string> value_index_names_;
+  std::map<int, std::vector<std::string>> decided_by_default_;  // PlaceholderWithDefault -> the Switches
+};
+
+}  // namespace
+
+bool is_v1_control_flow_type(std::string_view op_type) { return op_type == "Switch" || op_type == "Merge"; }
+
+absl::StatusOr<ResolvedControlFlow> resolve_v1_control_flow(const proto::GraphDef& graph_def,
+                                                           const std::map<std::string, Tensor>& input_map,
+                                                           const std::vector<std::string>& return_elements) {
+  return Resolver(graph_def, input_map).run(return_elements);
+}
+
+}  // namespace tapeflow::graph_def_internal
