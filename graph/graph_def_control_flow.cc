@@ -300,6 +300,7 @@ class Resolver {
       node->clear_input();
       if (is_switch(i) || is_merge(i)) node->set_op("Identity");
       if (is_merge(i)) node->mutable_attr()->erase("N");
+      drop_pruned_colocations(*node);
       for (size_t k = 0; k < ins.size(); ++k) {
         const Input& e = ins[k];
         if (is_switch(i) && k == 1) continue;  // the predicate
@@ -307,6 +308,20 @@ class Resolver {
         node->add_input(input_text(e));
       }
     }
+  }
+
+  // "_class" entries ("loc:@x") naming a pruned node go with it (the import refuses unknown ones).
+  void drop_pruned_colocations(proto::NodeDef& node) const {
+    const auto it = node.mutable_attr()->find("_class");
+    if (it == node.mutable_attr()->end() || !it->second.has_list()) return;
+    google::protobuf::RepeatedPtrField<std::string>& entries = *it->second.mutable_list()->mutable_s();
+    const auto pruned = [&](const std::string& entry) {
+      if (!entry.starts_with("loc:@")) return false;
+      const auto n = by_name_.find(std::string_view(entry).substr(5));
+      return n != by_name_.end() && dead_by_[static_cast<size_t>(n->second)] >= 0;
+    };
+    entries.erase(std::remove_if(entries.begin(), entries.end(), pruned), entries.end());
+    if (entries.empty() && it->second.list().ByteSizeLong() == 0) node.mutable_attr()->erase(it);
   }
 
   const proto::GraphDef& def_;

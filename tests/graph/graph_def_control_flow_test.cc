@@ -116,6 +116,15 @@ TEST(GraphDefControlFlowTest, AReturnElementOnThePrunedBranchIsAnErrorAndItsInpu
                     HasSubstr("Note [Control flow v1 in a GraphDef]")));
   EXPECT_THAT(error_of([&] { import_graph_def(g, def, {{"pred:0", Tensor(true)}}, {"cond/mul/Switch:0"}, ""); }),
               HasSubstr("return element 'cond/mul/Switch:0' is on the branch"));
+  // A colocation with a pruned node goes with it; the others stay.
+  GraphDef colocated = def;
+  for (proto::NodeDef& n : *colocated.mutable_node())
+    if (n.name() == "cond/mul") (*n.mutable_attr())["_class"].mutable_list()->add_s("loc:@cond/add");
+    else if (n.name() == "cond/add/y") (*n.mutable_attr())["_class"].mutable_list()->add_s("loc:@cond/mul");
+  Graph h;
+  import_graph_def(h, colocated, {{"pred:0", Tensor(true)}}, {}, "");
+  EXPECT_TRUE(h.get_operation_by_name("cond/mul").node().colocate_with.empty());
+  EXPECT_EQ(h.get_operation_by_name("cond/mul/Switch").node().colocate_with, std::vector<std::string>{"x"});
   // The taken output of a Switch is output 0 of its Identity.
   auto out = import_graph_def(g, def, {{"pred:0", Tensor(true)}, {"cond/add/y:0", Tensor(5.f)}}, {"cond/mul/Switch:1"}, "imp");
   EXPECT_EQ(std::get<Tensor>(out[0]).name(), "imp/cond/mul/Switch:0");
