@@ -37,6 +37,7 @@ PlanStep::Kind kind_of(const Node& node) {
   if (op == &kConstOp || (op == &kPlaceholderOp && node.value.defined())) return K::kConst;
   if (op == &kNoOp || op == &kVarHandleOp) return K::kNoOp;
   if (op == &kPrintOp) return K::kPrint;
+  if (op == &kAssertOp) return K::kAssert;
   if (op == &kReadVariableOp) return K::kRead;
   if (op == &kAssignVariableOp) return K::kAssign;
   if (op == &kAssignAddVariableOp) return K::kAssignAdd;
@@ -609,6 +610,12 @@ void Plan::run_step(const PlanStep& step, RunContext& rc) const {
       std::cerr << line << "\n";
       slots[step.first_output] = slots[step.inputs[0]];
       break;
+    }
+    case PlanStep::Kind::kAssert: {
+      if (input_tensor(0).item<bool>()) break;
+      std::vector<Tensor> data;
+      for (size_t i = 1; i < step.inputs.size(); ++i) data.push_back(input_tensor(static_cast<int>(i)));
+      throw_node_error(node, absl::InvalidArgumentError(graph_ops_internal::assertion_message(node.attrs, data)));
     }
     case PlanStep::Kind::kRead:
       set_output(read_variable_value(*node.variable, *rc.state, rc.overlay, rc.overlay_mu, *this, node));

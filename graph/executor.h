@@ -115,7 +115,7 @@ void commit_variable_writes(VariableOverlay& overlay, SessionState& state);
 
 struct PlanStep {
   enum class Kind : uint8_t {
-    kKernel, kView, kConst, kNoOp, kPrint, kRead, kAssign, kAssignAdd, kAssignSub,
+    kKernel, kView, kConst, kNoOp, kPrint, kAssert, kRead, kAssign, kAssignAdd, kAssignSub,
     kSend, kRecv  // Note [Partitions]
   };
   const Node* node = nullptr;  // kSend / kRecv: a node of the plan's own (id -1)

@@ -26,6 +26,7 @@ class TracingContext final : public GraphBuildingContext {
   ExecutionContext* outer() const { return outer_; }
   std::vector<ConcreteFunction::Capture>& captures() { return captures_; }
   std::vector<int>& side_effects() { return side_effects_; }
+  void note_side_effect(int id) override { side_effects_.push_back(id); }
 
   TensorList execute(const OpCall& call) override {
     if (&call.op != &kPrintOp) return GraphBuildingContext::execute(call);

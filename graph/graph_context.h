@@ -43,6 +43,10 @@ class GraphBuildingContext : public ExecutionContext {
   // concrete tensor through convert_concrete; a tensor of another graph is an error.
   TensorRef input_ref(const Tensor& t, int index, const char* api, std::source_location loc);
 
+  // Node `id` has a side effect and no output anyone needs (an Assert): a trace runs it on every
+  // call of its function (Note [Automatic control deps]); a plain graph runs what depends on it.
+  virtual void note_side_effect(int /*id*/) {}
+
   // ---- scopes (graph/scopes.h drives these) ----
   const std::string& name_stack() const { return name_stack_; }
   void set_name_stack(std::string stack) { name_stack_ = std::move(stack); }

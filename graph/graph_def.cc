@@ -628,6 +628,51 @@ absl::Status write_placeholder_with_default(const GraphState& state, const Node&
   return absl::OkStatus();
 }
 
+// An Assert's texts (tapeflow's attrs) are TensorFlow's DT_STRING data: each a Const
+// "<assert>/data_<k>" at its place among the data, its T entry DT_STRING.
+absl::Status write_assert(proto::NodeDef& n, GraphDef& def, absl::flat_hash_set<std::string>& used) {
+  auto& attrs = *n.mutable_attr();
+  const auto texts_attr = attrs.find("_texts");
+  const std::string encoded = texts_attr == attrs.end() ? std::string() : texts_attr->second.s();
+  TF_ASSIGN_OR_RETURN(std::vector<std::string> texts, graph_ops_internal::decode_texts(encoded));
+  std::vector<int64_t> at;
+  if (const auto p = attrs.find("_text_positions"); p != attrs.end()) at.assign(p->second.list().i().begin(), p->second.list().i().end());
+  attrs.erase("_texts");
+  attrs.erase("_text_positions");
+  if (texts.empty()) return absl::OkStatus();
+  std::vector<std::string> inputs(n.input().begin(), n.input().end());
+  const auto first_control = std::find_if(inputs.begin(), inputs.end(), [](const std::string& s) { return s.starts_with("^"); });
+  std::vector<std::string> data(inputs.begin() + 1, first_control), control(first_control, inputs.end());
+  const std::vector<int> data_types(attrs["T"].list().type().begin(), attrs["T"].list().type().end());
+  std::vector<std::string> items;
+  proto::AttrValue::ListValue types;
+  size_t next_text = 0, next_tensor = 0;
+  for (size_t k = 0; k < data.size() + texts.size(); ++k) {
+    if (next_text < texts.size() && next_text < at.size() && at[next_text] == static_cast<int64_t>(k)) {
+      proto::NodeDef& c = *def.add_node();
+      c.set_name(fresh_name(used, absl::StrCat(n.name(), "/data_", k)));
+      c.set_op("Const");
+      c.set_device(n.device());
+      (*c.mutable_attr())["dtype"].set_type(proto::DT_STRING);
+      proto::TensorProto& value = *(*c.mutable_attr())["value"].mutable_tensor();
+      value.set_dtype(proto::DT_STRING);
+      value.mutable_tensor_shape();
+      value.add_string_val(texts[next_text++]);
+      items.push_back(c.name());
+      types.add_type(proto::DT_STRING);
+    } else if (next_tensor < data.size()) {
+      types.add_type(static_cast<proto::DataType>(data_types.at(next_tensor)));
+      items.push_back(data[next_tensor++]);
+    }
+  }
+  *attrs["T"].mutable_list() = types;
+  n.clear_input();
+  n.add_input(inputs[0]);
+  for (std::string& s : items) n.add_input(std::move(s));
+  for (std::string& s : control) n.add_input(std::move(s));
+  return absl::OkStatus();
+}
+
 absl::Status export_node(const GraphState& state, const Node& node, GraphDef& def,
                          absl::flat_hash_set<std::string>& used, SpareConsts& spare) {
   const OpDef& op = *node.op;
@@ -725,6 +770,7 @@ absl::Status export_node(const GraphState& state, const Node& node, GraphDef& de
   if (&op == select) write_select(state, node, n);
   if (&op == random_normal) n.set_op("RandomStandardNormal");  // TensorFlow's name; read back by alias_of
   if (&op == identity) TF_RETURN_IF_ERROR(write_placeholder_with_default(state, node, n));
+  if (&op == &kAssertOp) TF_RETURN_IF_ERROR(write_assert(n, def, used));
   *def.add_node() = std::move(n);
   return absl::OkStatus();
 }

@@ -6,10 +6,12 @@
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/errors.h"
 #include "graph/graph_def.h"
+#include "graph/graph_ops.h"
 
 namespace tapeflow::graph_def_internal {
 
@@ -280,8 +282,9 @@ class Resolver {
       if (dead_by_[static_cast<size_t>(i)] < 0)
         for (const Input& e : inputs_[static_cast<size_t>(i)])
           if (e.index == 1 && is_merge(e.src)) value_index_name(e.src);
+    const absl::flat_hash_set<int> texts = assert_texts();
     for (int i = 0; i < def_.node_size(); ++i) {
-      if (dead_by_[static_cast<size_t>(i)] >= 0) continue;
+      if (dead_by_[static_cast<size_t>(i)] >= 0 || texts.contains(i)) continue;
       const proto::NodeDef& nd = def_.node(i);
       const std::vector<Input>& ins = inputs_[static_cast<size_t>(i)];
       if (value_index_names_.contains(i)) {
@@ -301,6 +304,10 @@ class Resolver {
       if (is_switch(i) || is_merge(i)) node->set_op("Identity");
       if (is_merge(i)) node->mutable_attr()->erase("N");
       drop_pruned_colocations(*node);
+      if (nd.op() == "Assert") {
+        fold_assert_texts(*node, ins, texts);
+        continue;
+      }
       for (size_t k = 0; k < ins.size(); ++k) {
         const Input& e = ins[k];
         if (is_switch(i) && k == 1) continue;  // the predicate
@@ -308,6 +315,59 @@ class Resolver {
         node->add_input(input_text(e));
       }
     }
+  }
+
+  bool is_string_const(int n) const {
+    const proto::NodeDef& nd = def_.node(n);
+    const auto dtype = nd.attr().find("dtype");
+    return nd.op() == "Const" && dtype != nd.attr().end() && dtype->second.type() == proto::DT_STRING;
+  }
+
+  // The DT_STRING Consts that only live Asserts read, as data: tapeflow holds them as the
+  // Asserts' attrs (graph/graph_ops.h), so they are not imported themselves.
+  absl::flat_hash_set<int> assert_texts() const {
+    absl::flat_hash_set<int> texts, elsewhere;
+    for (int i = 0; i < def_.node_size(); ++i) {
+      if (dead_by_[static_cast<size_t>(i)] >= 0) continue;
+      const std::vector<Input>& ins = inputs_[static_cast<size_t>(i)];
+      for (size_t k = 0; k < ins.size(); ++k) {
+        if (!is_string_const(ins[k].src)) continue;
+        const bool assert_data = def_.node(i).op() == "Assert" && k > 0 && !ins[k].control();
+        (assert_data ? texts : elsewhere).insert(ins[k].src);
+      }
+    }
+    for (int n : elsewhere) texts.erase(n);
+    return texts;
+  }
+
+  // The Assert's inputs, its text data folded into attrs _texts and _text_positions (the data
+  // positions they had) and left out of T.
+  void fold_assert_texts(proto::NodeDef& node, const std::vector<Input>& ins, const absl::flat_hash_set<int>& texts) const {
+    std::vector<std::string> strings;
+    proto::AttrValue positions;
+    positions.mutable_list();
+    proto::AttrValue::ListValue types;
+    const auto t = node.attr().find("T");
+    for (size_t k = 0; k < ins.size(); ++k) {
+      const Input& e = ins[k];
+      if (k > 0 && !e.control() && texts.contains(e.src)) {
+        const auto value = def_.node(e.src).attr().find("value");
+        strings.push_back(value == def_.node(e.src).attr().end() ? std::string()
+                                                                 : absl::StrJoin(value->second.tensor().string_val(), " "));
+        positions.mutable_list()->add_i(static_cast<int64_t>(k - 1));
+        continue;
+      }
+      node.add_input(input_text(e));
+      if (k > 0 && !e.control() && t != node.attr().end() && static_cast<int>(k - 1) < t->second.list().type_size())
+        types.add_type(t->second.list().type(static_cast<int>(k - 1)));
+    }
+    if (strings.empty()) {
+      if (t != node.attr().end()) *(*node.mutable_attr())["T"].mutable_list() = types;
+      return;
+    }
+    (*node.mutable_attr())["_texts"].set_s(graph_ops_internal::encode_texts(strings));
+    (*node.mutable_attr())["_text_positions"] = positions;
+    if (t != node.attr().end()) *(*node.mutable_attr())["T"].mutable_list() = types;
   }
 
   // "_class" entries ("loc:@x") naming a pruned node go with it (the import refuses unknown ones).

@@ -137,11 +137,14 @@ class Importer {
   // Phase two.
   std::vector<ImportedElement> commit(std::string_view name);
 
-  // Whether the GraphDef has Switch or Merge nodes (known once plan has indexed every node; they
-  // are not op types of tapeflow, so plan failed): Note [Control flow v1 in a GraphDef].
-  bool saw_v1_control_flow() const {
+  // Whether the GraphDef has what resolve_v1_control_flow rewrites (known once plan has indexed
+  // every node): Switch or Merge (not op types of tapeflow, so plan failed), or an Assert, whose
+  // DT_STRING data fail it (Note [Control flow v1 in a GraphDef]).
+  bool needs_tf1_rewrite() const {
     for (const auto& [type, op] : op_of_type_)
-      if (op == nullptr && graph_def_internal::is_v1_control_flow_type(std::string_view(type.data(), type.size()))) return true;
+      if ((op == nullptr && graph_def_internal::is_v1_control_flow_type(std::string_view(type.data(), type.size()))) ||
+          op == &kAssertOp)
+        return true;
     return false;
   }
 
@@ -1087,7 +1090,7 @@ std::vector<ImportedElement> import_graph_def(const Graph& graph, const GraphDef
   Importer importer(graph, def, graph_def.library(), input_map, loc);
   const absl::Status planned = importer.plan(return_elements);
   if (planned.ok()) return importer.commit(name);
-  if (!importer.saw_v1_control_flow()) throw_if_error(planned, loc);
+  if (!importer.needs_tf1_rewrite()) throw_if_error(planned, loc);
   // Note [Control flow v1 in a GraphDef]: the branches chosen, the GraphDef imports without them.
   absl::StatusOr<graph_def_internal::ResolvedControlFlow> resolved =
       graph_def_internal::resolve_v1_control_flow(def, input_map, return_elements);

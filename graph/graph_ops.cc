@@ -5,7 +5,9 @@
 #include <iostream>
 #include <mutex>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/errors.h"
 #include "graph/graph_context.h"
 #include "tape/gradient_registry.h"
@@ -21,6 +23,26 @@ absl::StatusOr<OutputSpecs> no_outputs(const InferenceContext&) { return OutputS
 absl::StatusOr<OutputSpecs> like_input0(const InferenceContext& ctx) {
   if (ctx.inputs.empty()) return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] needs at least one input"));
   return single_output(ctx.inputs[0].dtype, ctx.inputs[0].shape);
+}
+
+// Condition one bool; texts that decode, at increasing positions within the data.
+absl::StatusOr<OutputSpecs> assert_spec(const InferenceContext& ctx) {
+  if (ctx.inputs.empty()) return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] needs a condition"));
+  if (ctx.inputs[0].dtype != DType::kBool || ctx.inputs[0].shape.rank() != 0)
+    return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] the condition must be a bool scalar, not ",
+                                                   dtype_name(ctx.inputs[0].dtype), " ", ctx.inputs[0].shape.to_string()));
+  TF_ASSIGN_OR_RETURN(std::vector<std::string> texts,
+                      graph_ops_internal::decode_texts(ctx.attrs.get_or<std::string>("texts", "")));
+  const std::vector<int64_t> at = ctx.attrs.get_or<std::vector<int64_t>>("text_positions", {});
+  const int64_t items = static_cast<int64_t>(ctx.inputs.size() - 1 + texts.size());
+  bool ordered = at.size() == texts.size();
+  for (size_t k = 0; ordered && k < at.size(); ++k) ordered = at[k] >= 0 && at[k] < items && (k == 0 || at[k] > at[k - 1]);
+  if (!ordered)
+    return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] attr 'text_positions' must give each of the ", texts.size(),
+                                                   " texts an increasing position among the ", items, " data items"));
+  if (ctx.attrs.get_or<int64_t>("summarize", 3) < 0)
+    return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] attr 'summarize' must be at least 0"));
+  return OutputSpecs{};
 }
 
 GraphBuildingContext& graph_context_or_throw(const char* api, std::source_location loc) {
@@ -43,6 +65,12 @@ OpDef kNoOp{.type = "NoOp", .api_name = "no_op", .num_inputs = 0, .infer = no_ou
 OpDef kPrintOp{.type = "Print", .api_name = "print", .num_inputs = -1, .infer = like_input0, .stateful = true,
                .differentiable = true,
     .tf_form = "T=in0 U=ins1 message:string="};
+// TensorFlow's Assert: T lists the data's dtypes; its DT_STRING data (which tapeflow has not)
+// are attrs here, written back as DT_STRING Consts (graph_def.cc) and read from them
+// (Note [Control flow v1 in a GraphDef]).
+OpDef kAssertOp{.type = "Assert", .api_name = "assert_that", .num_inputs = -1, .infer = assert_spec, .stateful = true,
+                .differentiable = false,
+    .tf_form = "T=ins1 summarize:int=3 texts>_texts:string= text_positions>_text_positions:ints=[]"};
 // The variable ops in TensorFlow's resource form: Note [Variables in a GraphDef] (graph/graph_def.h).
 OpDef kVarHandleOp{.type = "VarHandleOp", .api_name = "Variable", .num_inputs = 0, .infer = no_outputs,
                    .stateful = true, .differentiable = false, .tf_form = "dtype:type shape:shape container:string= trainable>_trainable:bool=true"};
@@ -58,7 +86,7 @@ OpDef kAssignSubVariableOp{.type = "AssignSubVariableOp", .api_name = "assign_su
                            .tf_form = "dtype:type -shape"};
 
 const OpDef* find_graph_op(std::string_view type) {
-  for (const OpDef* op : {&kPlaceholderOp, &kConstOp, &kNoOp, &kPrintOp, &kVarHandleOp, &kReadVariableOp,
+  for (const OpDef* op : {&kPlaceholderOp, &kConstOp, &kNoOp, &kPrintOp, &kAssertOp, &kVarHandleOp, &kReadVariableOp,
                           &kAssignVariableOp, &kAssignAddVariableOp, &kAssignSubVariableOp})
     if (type == op->type) return op;
   return nullptr;
@@ -127,5 +155,94 @@ Tensor print(const Tensor& x, const std::vector<Tensor>& data, std::string_view 
   AttrMap attrs{{"message", std::string(message)}};
   return execute_single(kPrintOp, inputs, attrs, loc);
 }
+
+Operation assert_that(const Tensor& condition, const std::vector<Tensor>& data, std::string_view message,
+                      int64_t summarize, std::string_view name, std::source_location loc) {
+  std::vector<Tensor> inputs{condition};
+  inputs.insert(inputs.end(), data.begin(), data.end());
+  AttrMap attrs{{"summarize", summarize}};
+  if (!message.empty()) {
+    attrs.set("texts", graph_ops_internal::encode_texts({std::string(message)}));
+    attrs.set("text_positions", std::vector<int64_t>{0});
+  }
+  GraphBuildingContext* ctx = current_graph_context();
+  if (ctx == nullptr) {
+    std::vector<TensorSpec> specs;
+    for (const Tensor& t : inputs) {
+      if (!t.defined()) throw InvalidArgumentError(absl::StrCat("[assert_that] an input is ", t.empty_reason()), loc);
+      specs.push_back({t.dtype(), t.shape()});
+    }
+    throw_if_error(with_op_prefix(assert_spec(InferenceContext{"assert_that", specs, attrs}).status(), "assert_that"), loc);
+    if (!condition.item<bool>(loc)) throw InvalidArgumentError(graph_ops_internal::assertion_message(attrs, data), loc);
+    return Operation();
+  }
+  std::vector<TensorRef> refs;
+  for (size_t i = 0; i < inputs.size(); ++i) refs.push_back(ctx->input_ref(inputs[i], static_cast<int>(i), "assert_that", loc));
+  std::vector<TensorSpec> specs;
+  for (const Tensor& t : inputs) specs.push_back({t.dtype(), t.shape()});
+  throw_if_error(with_op_prefix(assert_spec(InferenceContext{"assert_that", specs, attrs}).status(), "assert_that"), loc);
+  const int id = ctx->add_op(kAssertOp, std::move(refs), std::move(attrs), {}, loc, name);
+  ctx->note_side_effect(id);
+  return Operation(ctx->graph().state(), id);
+}
+
+namespace graph_ops_internal {
+
+std::string encode_texts(const std::vector<std::string>& texts) {
+  std::string out;
+  for (const std::string& t : texts) absl::StrAppend(&out, t.size(), ":", t);
+  return out;
+}
+
+absl::StatusOr<std::vector<std::string>> decode_texts(std::string_view encoded) {
+  std::vector<std::string> texts;
+  while (!encoded.empty()) {
+    const size_t colon = encoded.find(':');
+    uint64_t length = 0;
+    if (colon == std::string_view::npos ||
+        !absl::SimpleAtoi(absl::string_view(encoded.data(), colon), &length) || length > encoded.size() - colon - 1)
+      return absl::InvalidArgumentError("attr 'texts' must be \"<length>:<bytes>\" items");
+    texts.emplace_back(encoded.substr(colon + 1, length));
+    encoded.remove_prefix(colon + 1 + length);
+  }
+  return texts;
+}
+
+namespace {
+// The first `summarize` values, as TensorFlow's Tensor::SummarizeValue lists them ("..." after).
+std::string summarize_values(const Tensor& t, int64_t summarize) {
+  std::vector<std::string> cells;
+  dispatch_dtype(t.dtype(), [&]<typename T>() {
+    const std::vector<T> values = t.to_vector<T>();
+    for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < summarize; ++i) {
+      if constexpr (std::is_same_v<T, bool>) cells.push_back(values[i] ? "1" : "0");
+      else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) cells.push_back(absl::StrCat(static_cast<int64_t>(values[i])));
+      else if constexpr (std::is_integral_v<T>) cells.push_back(absl::StrCat(static_cast<uint64_t>(values[i])));
+      else cells.push_back(absl::StrCat(static_cast<double>(values[i])));
+    }
+  });
+  std::string out = absl::StrJoin(cells, " ");
+  if (t.num_elements() > summarize) absl::StrAppend(&out, "...");
+  return out;
+}
+}  // namespace
+
+std::string assertion_message(const AttrMap& attrs, absl::Span<const Tensor> data) {
+  const absl::StatusOr<std::vector<std::string>> texts = decode_texts(attrs.get_or<std::string>("texts", ""));
+  const std::vector<int64_t> at = attrs.get_or<std::vector<int64_t>>("text_positions", {});
+  const int64_t summarize = attrs.get_or<int64_t>("summarize", 3);
+  std::vector<std::string> items;
+  size_t next_text = 0, next_tensor = 0;
+  const size_t total = data.size() + (texts.ok() ? texts->size() : 0);
+  for (size_t k = 0; k < total; ++k) {
+    if (texts.ok() && next_text < at.size() && at[next_text] == static_cast<int64_t>(k) && next_text < texts->size())
+      items.push_back(absl::StrCat("[", (*texts)[next_text++], "]"));
+    else if (next_tensor < data.size())
+      items.push_back(absl::StrCat("[", summarize_values(data[next_tensor++], summarize), "]"));
+  }
+  return absl::StrCat("assertion failed: ", absl::StrJoin(items, " "));
+}
+
+}  // namespace graph_ops_internal
 
 }  // namespace tapeflow

@@ -12,6 +12,9 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+
 #include "eager/op_def.h"
 #include "graph/graph.h"
 
@@ -21,6 +24,7 @@ extern OpDef kPlaceholderOp;       // "Placeholder": a value fed at run time
 extern OpDef kConstOp;             // "Const": node.value
 extern OpDef kNoOp;                // "NoOp": runs its control inputs
 extern OpDef kPrintOp;             // "Print": prints its inputs, outputs input 0
+extern OpDef kAssertOp;            // "Assert": fails the run when input 0 is false; no outputs
 extern OpDef kVarHandleOp;         // "VarHandleOp": the variable itself (node.variable)
 extern OpDef kReadVariableOp;      // "ReadVariableOp": the variable's value
 extern OpDef kAssignVariableOp;    // "AssignVariableOp": stores input 0, outputs it
@@ -49,5 +53,24 @@ Operation group(const std::vector<Operation>& ops, std::string_view name = "grou
 // needs its output. Eagerly it prints at once.
 Tensor print(const Tensor& x, const std::vector<Tensor>& data, std::string_view message = "",
              std::source_location loc = std::source_location::current());
+
+// TensorFlow's tf.debugging.Assert: when `condition` (one bool) is false, an InvalidArgumentError
+// "assertion failed: [message] [1 2 3]", each item of `data` summarized by its first `summarize`
+// values. Eagerly it checks at once and returns an undefined Operation. In a graph it adds an
+// Assert node, with no outputs, that a Session runs where something depends on it (a target, or
+// a control input: `auto deps = control_dependencies({check});`); a traced function runs it on
+// every call. In a GraphDef it is TensorFlow's Assert, its message a DT_STRING Const.
+Operation assert_that(const Tensor& condition, const std::vector<Tensor>& data, std::string_view message = "",
+                      int64_t summarize = 3, std::string_view name = "Assert",
+                      std::source_location loc = std::source_location::current());
+
+namespace graph_ops_internal {
+// An Assert's text items (TensorFlow's DT_STRING data) in attr "texts", each "<length>:<bytes>",
+// at the data positions of attr "text_positions".
+std::string encode_texts(const std::vector<std::string>& texts);
+absl::StatusOr<std::vector<std::string>> decode_texts(std::string_view encoded);
+// "assertion failed: [...] [...]" for an Assert's attrs and its data tensors (inputs 1...).
+std::string assertion_message(const AttrMap& attrs, absl::Span<const Tensor> data);
+}  // namespace graph_ops_internal
 
 }  // namespace tapeflow
