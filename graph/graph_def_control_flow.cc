@@ -144,7 +144,7 @@ class Resolver {
   // and its keys with it.
   int dead_cause(int n, int index) const {
     if (dead_by_[static_cast<size_t>(n)] >= 0) return dead_by_[static_cast<size_t>(n)];
-    return index >= 0 && is_switch(n) && index != live_port_[static_cast<size_t>(n)] ? n : -1;
+    return index >= 0 && is_switch(n) && !guard_of_.contains(n) && index != live_port_[static_cast<size_t>(n)] ? n : -1;
   }
 
   absl::Status on_untaken_branch(absl::string_view what, int switch_node) const {
@@ -167,10 +167,10 @@ class Resolver {
           if (cause < 0) live.push_back(static_cast<int>(k));
           else if (first_cause < 0) first_cause = cause;
         }
-        if (live.size() > 1)
-          return node_error(absl::StatusCode::kUnimplemented, n,
-                            absl::StrCat("has ", live.size(), " live inputs; tapeflow resolves a Merge of tf.cond, where "
-                                         "one branch is taken (Note [Control flow v1 in a GraphDef])"));
+        if (live.size() > 1) {
+          TF_RETURN_IF_ERROR(join_guard(n, live));
+          continue;
+        }
         if (live.empty() && first_cause < 0) return node_error(absl::StatusCode::kInvalidArgument, n, "has no data inputs");
         if (live.empty()) dead_by_[static_cast<size_t>(n)] = first_cause;
         else merge_input_[n] = live[0];
@@ -183,19 +183,105 @@ class Resolver {
           break;
         }
       }
-      if (dead_by_[static_cast<size_t>(n)] >= 0 || !is_switch(n)) continue;
-      if (ins.size() < 2 || ins[0].control() || ins[1].control())
-        return node_error(absl::StatusCode::kInvalidArgument, n, "needs two inputs: the data and the predicate");
-      TF_ASSIGN_OR_RETURN(Predicate p, predicate(ins[1]));
-      if (!p.value)
-        return node_error(absl::StatusCode::kUnimplemented, n,
-                          absl::StrCat("its predicate '", p.tensor, "' ", p.why_unknown,
-                                       "; tapeflow imports TensorFlow 1's control flow (Switch, Merge) by choosing each "
-                                       "branch while importing: give import_graph_def input_map={\"", p.tensor,
-                                       "\": a concrete bool} (Note [Control flow v1 in a GraphDef])"));
-      live_port_[static_cast<size_t>(n)] = *p.value ? 1 : 0;
-      if (p.placeholder >= 0) decided_by_default_[p.placeholder].push_back(def_.node(n).name());
+      if (dead_by_[static_cast<size_t>(n)] >= 0) continue;
+      if (is_switch(n)) TF_RETURN_IF_ERROR(choose_branch(n));
+      TF_RETURN_IF_ERROR(tag_guarded(n));
     }
+    return absl::OkStatus();
+  }
+
+  absl::Status choose_branch(int n) {
+    const std::vector<Input>& ins = inputs_[static_cast<size_t>(n)];
+    if (ins.size() < 2 || ins[0].control() || ins[1].control())
+      return node_error(absl::StatusCode::kInvalidArgument, n, "needs two inputs: the data and the predicate");
+    TF_ASSIGN_OR_RETURN(Predicate p, predicate(ins[1]));
+    if (!p.value) {  // Note [Assert guards]: both outputs live, if the branches turn out to be a guard's
+      guard_of_[n] = p.tensor;
+      unknown_.try_emplace(p.tensor, n, std::move(p));
+      return absl::OkStatus();
+    }
+    live_port_[static_cast<size_t>(n)] = *p.value ? 1 : 0;
+    if (p.placeholder >= 0) decided_by_default_[p.placeholder].push_back(def_.node(n).name());
+    return absl::OkStatus();
+  }
+
+  // Note [Assert guards]: TensorFlow 1's tf.Assert of data other than strings and int32 is
+  // cond(condition, no_op, lambda: Assert(condition, data)), an AssertGuard, whose predicate is
+  // known only when it runs. Running both branches is what it means: the true branch does
+  // nothing, and the Assert of the false branch checks the same condition, so it passes when
+  // the true branch would have run. A Switch whose predicate P is not known keeps both outputs
+  // live, each tagged (P, its side); tags flow to the nodes that read them (control inputs too).
+  // The import goes on only if every tagged node is one of such a guard's: a NoOp, Identity or
+  // Const on either side, a Switch of P, or, on the false side, an Assert whose condition is P;
+  // and the Merge joining the sides is read only as a control input (it becomes a NoOp after
+  // both). Anything else is the error of a predicate known only at run time.
+  struct Tag {
+    std::string pred;  // "" when untagged
+    int side = 0;
+    friend bool operator==(const Tag&, const Tag&) = default;
+  };
+  Tag tag_of(const Input& e) const {
+    if (e.index >= 0)
+      if (const auto g = guard_of_.find(e.src); g != guard_of_.end()) return Tag{g->second, e.index};
+    const auto t = tags_.find(e.src);
+    return t == tags_.end() ? Tag{} : t->second;
+  }
+
+  absl::Status unknown_predicate(const std::string& pred, int offender) const {
+    const auto& [sw, p] = unknown_.at(pred);
+    return node_error(absl::StatusCode::kUnimplemented, sw,
+                      absl::StrCat("its predicate '", p.tensor, "' ", p.why_unknown,
+                                   "; tapeflow imports TensorFlow 1's control flow (Switch, Merge) by choosing each "
+                                   "branch while importing (or by running both, for the guard of an Assert, which node '",
+                                   def_.node(offender).name(), "' (", def_.node(offender).op(), ") is not part of): give "
+                                   "import_graph_def input_map={\"", p.tensor,
+                                   "\": a concrete bool} (Note [Control flow v1 in a GraphDef])"));
+  }
+
+  // Node n's tag from its inputs, checked against what a guard holds.
+  absl::Status tag_guarded(int n) {
+    const std::vector<Input>& ins = inputs_[static_cast<size_t>(n)];
+    for (const Input& e : ins)
+      if (!e.control() && joins_.contains(e.src))
+        return node_error(absl::StatusCode::kUnimplemented, n,
+                          absl::StrCat("reads the value of Merge '", def_.node(e.src).name(),
+                                       "', which joins the two sides of an Assert's guard: it is known only when the "
+                                       "graph runs (Note [Control flow v1 in a GraphDef])"));
+    Tag tag;
+    for (const Input& e : ins) {
+      const Tag t = tag_of(e);
+      if (t.pred.empty()) continue;
+      if (!tag.pred.empty() && !(t == tag)) return unknown_predicate(t.pred, n);
+      tag = t;
+    }
+    if (tag.pred.empty()) return absl::OkStatus();
+    const std::string& op = def_.node(n).op();
+    bool guard = op == "NoOp" || op == "Identity" || op == "Const" || is_string_const(n) ||
+                 (is_switch(n) && guard_of_.contains(n) && guard_of_.at(n) == tag.pred);
+    if (op == "Assert" && tag.side == 0 && !ins.empty() && !ins[0].control()) {
+      Input c = ins[0];  // the condition, through the guard's Switch and Identities
+      for (int depth = 0; depth < 64 && (is_switch(c.src) || def_.node(c.src).op() == "Identity"); ++depth)
+        c = inputs_[static_cast<size_t>(c.src)].empty() ? c : inputs_[static_cast<size_t>(c.src)][0];
+      guard = absl::StrCat(def_.node(c.src).name(), ":", c.index) == tag.pred;
+    }
+    if (!guard) return unknown_predicate(tag.pred, n);
+    if (!is_switch(n)) tags_[n] = tag;
+    return absl::OkStatus();
+  }
+
+  // A Merge of several live inputs: the join of a guard's two sides, read only as a control input.
+  absl::Status join_guard(int merge, const std::vector<int>& live) {
+    std::string pred;
+    for (int k : live) {
+      const Tag t = tag_of(inputs_[static_cast<size_t>(merge)][static_cast<size_t>(k)]);
+      if (t.pred.empty() || (!pred.empty() && t.pred != pred))
+        return node_error(absl::StatusCode::kUnimplemented, merge,
+                          absl::StrCat("has ", live.size(), " live inputs; tapeflow resolves a Merge of tf.cond, where one "
+                                       "branch is taken, or the join of an Assert's guard (Note [Control flow v1 in a "
+                                       "GraphDef])"));
+      pred = t.pred;
+    }
+    joins_.insert(merge);
     return absl::OkStatus();
   }
 
@@ -255,7 +341,7 @@ class Resolver {
     if (dead_cause(n, index) >= 0) return std::nullopt;
     const std::string& name = def_.node(n).name();
     if (is_switch(n) && index >= 0) return absl::StrCat(name, ":0");
-    if (is_merge(n) && index == 1) return absl::StrCat(value_index_name(n), ":0");
+    if (is_merge(n) && index == 1 && !joins_.contains(n)) return absl::StrCat(value_index_name(n), ":0");
     return absl::StrCat(name, ":", index);
   }
 
@@ -301,6 +387,12 @@ class Resolver {
       proto::NodeDef* node = out.add_node();
       *node = nd;
       node->clear_input();
+      if (joins_.contains(i)) {  // Note [Assert guards]: after both sides
+        node->set_op("NoOp");
+        node->mutable_attr()->clear();
+        for (const Input& e : ins) node->add_input(absl::StrCat("^", def_.node(e.src).name()));
+        continue;
+      }
       if (is_switch(i) || is_merge(i)) node->set_op("Identity");
       if (is_merge(i)) node->mutable_attr()->erase("N");
       drop_pruned_colocations(*node);
@@ -391,6 +483,12 @@ class Resolver {
   std::vector<int> dead_by_;    // the Switch whose untaken branch the node is on; -1: alive
   std::vector<int> live_port_;  // a live Switch's taken output (1: true)
   absl::flat_hash_map<int, int> merge_input_;  // a live Merge's live input
+  // Note [Assert guards]: Switches whose predicate is unknown (-> it), the tags of the nodes they
+  // reach, the Merges that join them, and each unknown predicate's first Switch.
+  absl::flat_hash_map<int, std::string> guard_of_;
+  absl::flat_hash_map<int, Tag> tags_;
+  absl::flat_hash_set<int> joins_;
+  absl::flat_hash_map<std::string, std::pair<int, Predicate>> unknown_;
   mutable absl::flat_hash_map<int, std::string> value_index_names_;
   std::map<int, std::vector<std::string>> decided_by_default_;  // PlaceholderWithDefault -> the Switches
 };

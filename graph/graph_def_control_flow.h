@@ -29,9 +29,14 @@ namespace tapeflow::graph_def_internal {
 // - A PlaceholderWithDefault whose default chose a branch may not be fed afterwards (the
 //   choice is made): Session::run refuses it and says how to import the other branch
 //   (input_map={"keras_learning_phase:0": Tensor(true)}).
-// - A predicate known only when the graph runs, a while loop (Enter, Exit, NextIteration,
-//   LoopCond), a Merge with more than one live input, and a return element on a pruned branch
-//   are typed errors naming the nodes.
+// - A predicate known only when the graph runs is read in one case, tf.Assert's AssertGuard,
+//   where running both branches is what the graph means (Note [Assert guards],
+//   graph_def_control_flow.cc); otherwise it is a typed error naming the Switch, as are a while
+//   loop (Enter, Exit, NextIteration, LoopCond), a Merge of more than one live input that is not
+//   such a guard's join, and a return element on a pruned branch.
+// - The same rewrite gives each Assert its DT_STRING data (a dtype tapeflow has not) as attrs
+//   (assert_that, graph/graph_ops.h); the DT_STRING Consts only Asserts read are left out.
+// The import runs the rewrite only when its plain plan failed on one of these.
 bool is_v1_control_flow_type(std::string_view op_type);  // Switch, Merge
 
 struct ResolvedControlFlow {

@@ -119,5 +119,72 @@ TEST(AssertTest, AStringConstReadByAnythingElseIsStillRefused) {
   EXPECT_THAT(error_of<Error>([&] { graph_from_graph_def(def); }), HasSubstr("Assert/data_0"));
 }
 
+// tf.Assert(tf.reduce_all(x > 0), ["x must be positive", x]) of a float x in TensorFlow 1.15: the
+// Assert sits in the false branch of a cond on its own condition (Note [Assert guards]).
+constexpr char kAssertGuardGraph[] = R"pb(
+node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+  attr { key: "shape" value { shape { dim { size: 3 } } } } }
+node { name: "Greater/y" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+  attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 0 } } } }
+node { name: "Greater" op: "Greater" input: "x" input: "Greater/y" attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "Const" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+  attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } int_val: 0 } } } }
+node { name: "All" op: "All" input: "Greater" input: "Const" attr { key: "Tidx" value { type: DT_INT32 } }
+  attr { key: "keep_dims" value { b: false } } }
+node { name: "Assert/AssertGuard/Switch" op: "Switch" input: "All" input: "All" attr { key: "T" value { type: DT_BOOL } } }
+node { name: "Assert/AssertGuard/switch_t" op: "Identity" input: "Assert/AssertGuard/Switch:1"
+  attr { key: "T" value { type: DT_BOOL } } }
+node { name: "Assert/AssertGuard/switch_f" op: "Identity" input: "Assert/AssertGuard/Switch"
+  attr { key: "T" value { type: DT_BOOL } } }
+node { name: "Assert/AssertGuard/pred_id" op: "Identity" input: "All" attr { key: "T" value { type: DT_BOOL } } }
+node { name: "Assert/AssertGuard/NoOp" op: "NoOp" input: "^Assert/AssertGuard/switch_t" }
+node { name: "Assert/AssertGuard/control_dependency" op: "Identity" input: "Assert/AssertGuard/switch_t"
+  input: "^Assert/AssertGuard/NoOp" attr { key: "T" value { type: DT_BOOL } }
+  attr { key: "_class" value { list { s: "loc:@Assert/AssertGuard/switch_t" } } } }
+node { name: "Assert/AssertGuard/Assert/data_0" op: "Const" input: "^Assert/AssertGuard/switch_f"
+  attr { key: "dtype" value { type: DT_STRING } }
+  attr { key: "value" value { tensor { dtype: DT_STRING tensor_shape { } string_val: "x must be positive" } } } }
+node { name: "Assert/AssertGuard/Assert" op: "Assert" input: "Assert/AssertGuard/Assert/Switch"
+  input: "Assert/AssertGuard/Assert/data_0" input: "Assert/AssertGuard/Assert/Switch_1"
+  attr { key: "T" value { list { type: DT_STRING type: DT_FLOAT } } } attr { key: "summarize" value { i: 3 } } }
+node { name: "Assert/AssertGuard/Assert/Switch" op: "Switch" input: "All" input: "Assert/AssertGuard/pred_id"
+  attr { key: "T" value { type: DT_BOOL } } attr { key: "_class" value { list { s: "loc:@All" } } } }
+node { name: "Assert/AssertGuard/Assert/Switch_1" op: "Switch" input: "x" input: "Assert/AssertGuard/pred_id"
+  attr { key: "T" value { type: DT_FLOAT } } attr { key: "_class" value { list { s: "loc:@x" } } } }
+node { name: "Assert/AssertGuard/control_dependency_1" op: "Identity" input: "Assert/AssertGuard/switch_f"
+  input: "^Assert/AssertGuard/Assert" attr { key: "T" value { type: DT_BOOL } }
+  attr { key: "_class" value { list { s: "loc:@Assert/AssertGuard/switch_f" } } } }
+node { name: "Assert/AssertGuard/Merge" op: "Merge" input: "Assert/AssertGuard/control_dependency_1"
+  input: "Assert/AssertGuard/control_dependency" attr { key: "N" value { i: 2 } } attr { key: "T" value { type: DT_BOOL } } }
+node { name: "y" op: "Identity" input: "x" input: "^Assert/AssertGuard/Merge" attr { key: "T" value { type: DT_FLOAT } } }
+versions { producer: 134 }
+)pb";
+
+TEST(AssertTest, TensorFlowsAssertGuardRunsBothSidesSoTheAssertChecksItsCondition) {
+  const Graph g = graph_from_graph_def(graph_def_from_text(kAssertGuardGraph));
+  EXPECT_EQ(g.get_operation_by_name("Assert/AssertGuard/Merge").type(), "NoOp");
+  EXPECT_EQ(g.get_operation_by_name("Assert/AssertGuard/Assert").type(), "Assert");
+  Session sess(g);
+  const Tensor x = g.get_tensor_by_name("x:0"), y = g.get_tensor_by_name("y:0");
+  EXPECT_EQ(sess.run(y, {{x, Tensor(std::vector<float>{1, 2, 3}, Shape{3})}}).to_vector<float>(),
+            std::vector<float>({1, 2, 3}));
+  EXPECT_THAT(error_of([&] { sess.run(y, {{x, Tensor(std::vector<float>{1, -2.5f, 3}, Shape{3})}}); }),
+              AllOf(HasSubstr("assertion failed: [x must be positive] [1 -2.5 3]"),
+                    HasSubstr("node 'Assert/AssertGuard/Assert' (Assert)")));
+}
+
+TEST(AssertTest, AGuardWhoseBranchesComputeOrWhoseJoinIsReadIsRefused) {
+  GraphDef computes = graph_def_from_text(kAssertGuardGraph);
+  for (proto::NodeDef& n : *computes.mutable_node())  // the true side computes something
+    if (n.name() == "Assert/AssertGuard/control_dependency") n.set_op("LogicalNot");
+  EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(computes); }),
+              AllOf(HasSubstr("node 'Assert/AssertGuard/Switch' (Switch): its predicate 'All:0' comes from a All node"),
+                    HasSubstr("which node 'Assert/AssertGuard/control_dependency' (LogicalNot) is not part of")));
+  GraphDef read = graph_def_from_text(kAssertGuardGraph);
+  *read.add_node() = graph_def_from_text(R"pb(node { name: "z" op: "LogicalNot" input: "Assert/AssertGuard/Merge" })pb").node(0);
+  EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(read); }),
+              HasSubstr("node 'z' (LogicalNot): reads the value of Merge 'Assert/AssertGuard/Merge'"));
+}
+
 }  // namespace
 }  // namespace tapeflow
