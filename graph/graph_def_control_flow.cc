@@ -106,6 +106,11 @@ class Resolver {
         if (it == by_name_.end())
           return node_error(absl::StatusCode::kNotFound, i, absl::StrCat("input '", in, "' names no node of the GraphDef"));
         e.src = it->second;
+        const std::string& op = def_.node(e.src).op();
+        if (e.index > 1 && (op == "Switch" || op == "Merge"))  // the rewrite renames outputs 0 and 1
+          return node_error(absl::StatusCode::kInvalidArgument, i,
+                            absl::StrCat("input '", in, "' names output ", e.index, " of node '",
+                                         absl::string_view(src.data(), src.size()), "', which has 2 output(s)"));
         inputs_[static_cast<size_t>(i)].push_back(e);
       }
     }

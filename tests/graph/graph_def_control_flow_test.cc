@@ -149,6 +149,11 @@ TEST(GraphDefControlFlowTest, WhileLoopsAndMergesOfSeveralLiveInputsAreRefused) 
     node { name: "m" op: "Merge" input: "a" input: "a" attr { key: "N" value { i: 2 } } attr { key: "T" value { type: DT_FLOAT } } })pb");
   EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(two_live); }),
               HasSubstr("node 'm' (Merge): has 2 live inputs"));
+  GraphDef third_output = graph_def_from_text(kCond);
+  third_output.mutable_node(7)->set_input(0, "cond/mul/Switch:2");  // cond/mul
+  EXPECT_THAT(error_of([&] { graph_from_graph_def(third_output); }),
+              HasSubstr("node 'cond/mul' (Mul): input 'cond/mul/Switch:2' names output 2 of node 'cond/mul/Switch', which "
+                        "has 2 output(s)"));
 }
 
 // A frozen TensorFlow 1 Keras model: BatchNormalization and Dropout under the learning phase
