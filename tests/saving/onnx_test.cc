@@ -585,6 +585,13 @@ TEST(OnnxExportTest, FunctionsWithSideEffectsAndGraphVariablesAreRefused) {
   ConcreteFunction& cf = step.get_concrete_function({{DType::kFloat32, {2}}});
   EXPECT_THAT(error_of<UnimplementedError>([&] { onnx_model_bytes(cf); }),
               HasSubstr("op types without an ONNX form: AssignAddVariableOp"));
+  // An Assert cannot fail an ONNX run: named, not dropped.
+  auto checked = function([](const Tensor& x) {
+    assert_that(reduce_all(greater(x, 0.f)), {x}, "x must be positive");
+    return x * 2.f;
+  });
+  EXPECT_THAT(error_of<UnimplementedError>([&] { onnx_model_bytes(checked.get_concrete_function({{DType::kFloat32, {2}}})); }),
+              HasSubstr("op types without an ONNX form: Assert"));
 
   Graph g;
   Tensor x, y;
