@@ -1080,33 +1080,51 @@ std::vector<ImportedElement> Importer::commit(std::string_view name) {
 
 }  // namespace
 
+// After an import of a rewritten GraphDef: the placeholders whose defaults chose branches may
+// not be fed, and their tensors (asked for after the caller's) leave the result.
+[[gnu::cold]] static void finish_tf1_rewrite(const Graph& graph, const graph_def_internal::ResolvedControlFlow& resolved,
+                                             size_t returned, std::vector<ImportedElement>& out) {
+  for (size_t k = 0; k < resolved.decided_by_default.size(); ++k) {
+    const Tensor& placeholder = std::get<Tensor>(out[returned + k]);
+    graph.state()->prevent_feeding(TensorRef{placeholder.symbolic().node, placeholder.symbolic().output},
+                                   resolved.decided_by_default[k].why);
+  }
+  out.resize(returned);
+}
+
 std::vector<ImportedElement> import_graph_def(const Graph& graph, const GraphDef& graph_def,
                                               const std::map<std::string, Tensor>& input_map,
                                               const std::vector<std::string>& return_elements, std::string_view name,
                                               std::source_location loc) {
   absl::StatusOr<std::optional<GraphDef>> inlined = inline_function_calls(graph_def);  // Note [Inlined function calls]
   throw_if_error(inlined.status(), loc);
-  const GraphDef& def = *inlined ? **inlined : graph_def;
-  Importer importer(graph, def, graph_def.library(), input_map, loc);
-  const absl::Status planned = importer.plan(return_elements);
-  if (planned.ok()) return importer.commit(name);
-  if (!importer.needs_tf1_rewrite()) throw_if_error(planned, loc);
-  // Note [Control flow v1 in a GraphDef]: the branches chosen, the GraphDef imports without them.
-  absl::StatusOr<graph_def_internal::ResolvedControlFlow> resolved =
-      graph_def_internal::resolve_v1_control_flow(def, input_map, return_elements);
-  throw_if_error(resolved.status(), loc);
-  std::vector<std::string> elements = resolved->return_elements;
-  for (const auto& d : resolved->decided_by_default) elements.push_back(d.tensor);
-  Importer second(graph, resolved->graph_def, graph_def.library(), resolved->input_map, loc);
-  throw_if_error(second.plan(elements), loc);
-  std::vector<ImportedElement> out = second.commit(name);
-  for (size_t k = 0; k < resolved->decided_by_default.size(); ++k) {
-    const Tensor& placeholder = std::get<Tensor>(out[return_elements.size() + k]);
-    graph.state()->prevent_feeding(TensorRef{placeholder.symbolic().node, placeholder.symbolic().output},
-                                   resolved->decided_by_default[k].why);
+  // A GraphDef imports in one pass of this loop; a second runs only after the rewrite of
+  // TensorFlow 1's control flow and Asserts, when the first failed on them.
+  const GraphDef* def = *inlined ? &**inlined : &graph_def;
+  const std::map<std::string, Tensor>* map = &input_map;
+  const std::vector<std::string>* elements = &return_elements;
+  std::optional<graph_def_internal::ResolvedControlFlow> resolved;
+  std::vector<std::string> resolved_elements;
+  for (;;) {
+    Importer importer(graph, *def, graph_def.library(), *map, loc);
+    const absl::Status planned = importer.plan(*elements);
+    if (planned.ok()) {
+      std::vector<ImportedElement> out = importer.commit(name);
+      if (resolved) finish_tf1_rewrite(graph, *resolved, return_elements.size(), out);
+      return out;
+    }
+    if (resolved || !importer.needs_tf1_rewrite()) throw_if_error(planned, loc);
+    // Note [Control flow v1 in a GraphDef]: the branches chosen, the GraphDef imports without them.
+    absl::StatusOr<graph_def_internal::ResolvedControlFlow> r =
+        graph_def_internal::resolve_v1_control_flow(*def, input_map, return_elements);
+    throw_if_error(r.status(), loc);
+    resolved = *std::move(r);
+    def = &resolved->graph_def;
+    map = &resolved->input_map;
+    resolved_elements = resolved->return_elements;
+    for (const auto& d : resolved->decided_by_default) resolved_elements.push_back(d.tensor);
+    elements = &resolved_elements;
   }
-  out.resize(return_elements.size());
-  return out;
 }
 
 std::vector<ImportedElement> import_graph_def(const GraphDef& graph_def, const std::map<std::string, Tensor>& input_map,
