@@ -28,6 +28,7 @@ absl::StatusOr<OutputSpecs> never_inferred(const InferenceContext& ctx) {
 TF_COMPOSITE(kEinsum, "Einsum", "einsum")
 TF_COMPOSITE(kSpaceToBatch, "SpaceToBatch", "space_to_batch")
 TF_COMPOSITE(kBatchToSpace, "BatchToSpace", "batch_to_space")
+TF_COMPOSITE(kNmsV1, "NonMaxSuppression", "non_max_suppression")
 TF_COMPOSITE(kNmsV2, "NonMaxSuppressionV2", "non_max_suppression")
 TF_COMPOSITE(kNmsV4, "NonMaxSuppressionV4", "non_max_suppression_padded")
 TF_COMPOSITE(kNmsV5, "NonMaxSuppressionV5", "non_max_suppression_with_scores")
@@ -59,6 +60,12 @@ struct Reader {
     if (k >= constants.size() || !constants[k] || !is_integer(constants[k]->dtype()))
       throw UnimplementedError(absl::StrCat("input ", k, " ('", what, "') must be an integer constant"));
     return values_as<int64_t>(*constants[k]);
+  }
+  double float_attr(const char* name, double fallback) const {
+    const proto::AttrValue* a = attr(name);
+    if (a != nullptr && a->value_case() != proto::AttrValue::kF)
+      throw InvalidArgumentError(absl::StrCat("attr '", name, "' must be a float, not ", a->ShortDebugString()));
+    return a == nullptr ? fallback : a->f();
   }
   double scalar(size_t k, const char* what) const {
     if (k >= constants.size() || !constants[k] || constants[k]->num_elements() != 1 ||
@@ -114,14 +121,15 @@ std::vector<Tensor> compose(const OpDef* op, const Reader& r, const std::vector<
     const auto margins = square_margins(r.ints(1, what), what);
     return {to_batch ? space_to_batch_nd(in[0], {bs, bs}, margins) : batch_to_space_nd(in[0], {bs, bs}, margins)};
   }
-  // NonMaxSuppression V2 / V4 / V5 as V3.
-  const bool v2 = op == &kNmsV2, v5 = op == &kNmsV5;
-  need(v2 ? 4 : v5 ? 6 : 5, v2 ? 4 : v5 ? 6 : 5);
+  // NonMaxSuppression (V1: iou_threshold an attr, default 0.5) / V2 / V4 / V5 as V3.
+  const bool v1 = op == &kNmsV1, v2 = op == &kNmsV2 || v1, v5 = op == &kNmsV5;
+  const size_t inputs = v1 ? 3 : v2 ? 4 : v5 ? 6 : 5;
+  need(inputs, inputs);
   if (v5 && r.scalar(5, "soft_nms_sigma") != 0)
     throw UnimplementedError("soft NMS (soft_nms_sigma != 0): tapeflow keeps or drops boxes, it does not rescore them");
   const std::vector<int64_t> limit = r.ints(2, "max_output_size");
   if (limit.size() != 1) throw InvalidArgumentError("'max_output_size' must be a scalar");
-  const double iou = r.scalar(3, "iou_threshold");
+  const double iou = v1 ? r.float_attr("iou_threshold", 0.5) : r.scalar(3, "iou_threshold");
   const double floor = v2 ? -std::numeric_limits<double>::infinity() : r.scalar(4, "score_threshold");
   const Tensor keep = non_max_suppression(in[0], in[1], limit[0], static_cast<float>(iou), static_cast<float>(floor));
   if (v2) return {keep};
@@ -138,7 +146,7 @@ std::vector<Tensor> compose(const OpDef* op, const Reader& r, const std::vector<
 }  // namespace
 
 const OpDef* composite_op(std::string_view type) {
-  for (const OpDef* op : {&kEinsum, &kSpaceToBatch, &kBatchToSpace, &kNmsV2, &kNmsV4, &kNmsV5})
+  for (const OpDef* op : {&kEinsum, &kSpaceToBatch, &kBatchToSpace, &kNmsV1, &kNmsV2, &kNmsV4, &kNmsV5})
     if (type == op->type) return op;
   return nullptr;
 }

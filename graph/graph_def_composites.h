@@ -17,7 +17,8 @@ namespace tapeflow::graph_def_internal {
 //   (Note [einsum is a composite], eager/ops/einsum.h).
 // - TensorFlow 1's SpaceToBatch / BatchToSpace (4-D, attr block_size): the ND ops with
 //   block_shape {block_size, block_size}.
-// - NonMaxSuppressionV2 (no score threshold), V4 (and valid_outputs, optionally padded to
+// - NonMaxSuppression (TensorFlow's first, its iou_threshold an attr) and V2 (no score
+//   threshold), V4 (and valid_outputs, optionally padded to
 //   max_output_size) and V5 (and the kept scores; soft_nms_sigma must be 0): NonMaxSuppressionV3
 //   and a few moves.
 // The import builds the composite for the node in a scratch graph over placeholders of its

@@ -370,7 +370,7 @@ TEST(GraphDefTfLayersTest, FrozenNonMaxSuppressionKeepsTheBoxesTensorflowKeeps) 
 // The older and newer NonMaxSuppression nodes, read as V3 and a few moves (Note [Composites in a
 // GraphDef]): V2 (no score threshold), V4 (valid_outputs) and V5 padded to max_output_size
 // (indices and scores padded with zeros, as TensorFlow pads them). Soft NMS is refused.
-TEST(GraphDefTfLayersTest, NonMaxSuppressionV2V4V5ReadAsV3) {
+TEST(GraphDefTfLayersTest, NonMaxSuppressionV1V2V4V5ReadAsV3) {
   auto scalar = [](const std::string& name, const std::string& type, const std::string& value) {
     return absl::StrCat("node { name: \"", name, "\" op: \"Const\" attr { key: \"dtype\" value { type: ", type,
                         " } } attr { key: \"value\" value { tensor { dtype: ", type, " tensor_shape { } ", value,
@@ -392,6 +392,9 @@ TEST(GraphDefTfLayersTest, NonMaxSuppressionV2V4V5ReadAsV3) {
              attr { key: "pad_to_max_output_size" value { b: false } } }
            node { name: "v5" op: "NonMaxSuppressionV5" input: "boxes" input: "scores" input: "five" input: "iou" input: "floor"
              input: "sigma" attr { key: "T" value { type: DT_FLOAT } } attr { key: "pad_to_max_output_size" value { b: true } } }
+           node { name: "v1" op: "NonMaxSuppression" input: "boxes" input: "scores" input: "five"
+             attr { key: "iou_threshold" value { f: 0.85 } } }
+           node { name: "v1_default" op: "NonMaxSuppression" input: "boxes" input: "scores" input: "five" }
       )pb");
   Graph g = graph_from_graph_def(graph_def_from_text(text));
   const Tensor boxes(std::vector<float>{0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, -0.1f, 1, 0.9f, 0, 10, 1, 11, 0, 10.1f, 1, 11.1f,
@@ -400,7 +403,8 @@ TEST(GraphDefTfLayersTest, NonMaxSuppressionV2V4V5ReadAsV3) {
   const Tensor scores({0.9f, 0.75f, 0.6f, 0.95f, 0.5f, 0.3f});
   Session sess(g);
   std::vector<Fetch> fetches;
-  for (const char* name : {"v2:0", "v4:0", "v4:1", "v5:0", "v5:1", "v5:2"}) fetches.push_back(g.get_tensor_by_name(name));
+  for (const char* name : {"v2:0", "v4:0", "v4:1", "v5:0", "v5:1", "v5:2", "v1:0", "v1_default:0"})
+    fetches.push_back(g.get_tensor_by_name(name));
   const std::vector<Tensor> got =
       sess.run(fetches, {{g.get_tensor_by_name("boxes:0"), boxes}, {g.get_tensor_by_name("scores:0"), scores}});
   EXPECT_EQ(got[0].to_vector<int32_t>(), (std::vector<int32_t>{3, 0}));
@@ -410,6 +414,10 @@ TEST(GraphDefTfLayersTest, NonMaxSuppressionV2V4V5ReadAsV3) {
   EXPECT_EQ(got[4].to_vector<float>(), (std::vector<float>{0.95f, 0.9f, 0.3f, 0.f, 0.f}));
   EXPECT_EQ(got[5].item<int32_t>(), 3);
   EXPECT_EQ(g.get_tensor_by_name("v5:1").shape(), Shape({5}));
+  // V1's iou_threshold is an attr (default 0.5): at 0.85 the boxes of IoU 0.82 with a kept one
+  // stay (1 and 2 beside 0, 4 beside 3), and the limit of 5 drops the last (5).
+  EXPECT_EQ(got[6].to_vector<int32_t>(), (std::vector<int32_t>{3, 0, 1, 2, 4}));
+  EXPECT_EQ(got[7].to_vector<int32_t>(), (std::vector<int32_t>{3, 0, 5}));
 
   std::string soft = text;
   soft.replace(soft.find("float_val: 0 "), 13, "float_val: 0.5 ");
