@@ -33,12 +33,18 @@ struct Predicate {
   std::optional<bool> value;
   std::string tensor;            // the tensor it stopped at, when the value is not known
   std::string why_unknown;
-  int placeholder = -1;          // the PlaceholderWithDefault whose default gave the value
+  std::vector<int> placeholders;  // the PlaceholderWithDefaults whose defaults gave the value
+  bool plain = true;              // no LogicalNot or PlaceholderWithDefault on the way
 };
 
 class Resolver {
  public:
-  Resolver(const proto::GraphDef& def, const std::map<std::string, Tensor>& input_map) : def_(def), input_map_(input_map) {}
+  Resolver(const proto::GraphDef& def, const std::map<std::string, Tensor>& input_map) : def_(def), input_map_(input_map) {
+    for (const auto& [key, tensor] : input_map) {  // "x" and "x:0" name one tensor
+      auto [name, index] = split_tensor_name(key);
+      mapped_.emplace(absl::StrCat(absl::string_view(name.data(), name.size()), ":", index), tensor);
+    }
+  }
 
   absl::StatusOr<ResolvedControlFlow> run(const std::vector<std::string>& return_elements) {
     TF_RETURN_IF_ERROR(index());
@@ -164,21 +170,28 @@ class Resolver {
     for (int n : order) {
       const std::vector<Input>& ins = inputs_[static_cast<size_t>(n)];
       if (is_merge(n)) {
-        std::vector<int> live;
-        int first_cause = -1;
+        std::vector<int> live;  // positions among the data inputs
+        int first_cause = -1, data = 0;
         for (size_t k = 0; k < ins.size(); ++k) {
           if (ins[k].control()) continue;
+          TF_RETURN_IF_ERROR(check_not_join(n, ins[k]));
           const int cause = dead_cause(ins[k].src, ins[k].index);
-          if (cause < 0) live.push_back(static_cast<int>(k));
+          if (cause < 0) live.push_back(data);
           else if (first_cause < 0) first_cause = cause;
+          ++data;
         }
         if (live.size() > 1) {
           TF_RETURN_IF_ERROR(join_guard(n, live));
           continue;
         }
         if (live.empty() && first_cause < 0) return node_error(absl::StatusCode::kInvalidArgument, n, "has no data inputs");
-        if (live.empty()) dead_by_[static_cast<size_t>(n)] = first_cause;
-        else merge_input_[n] = live[0];
+        if (live.empty()) {
+          dead_by_[static_cast<size_t>(n)] = first_cause;
+          continue;
+        }
+        merge_input_[n] = live[0];
+        for (const Input& e : ins)  // Note [Assert guards]: only a join ends a guard's side
+          if (const Tag t = tag_of(e); !t.pred.empty()) return unknown_predicate(t.pred, n);
         continue;
       }
       for (const Input& e : ins) {
@@ -201,12 +214,14 @@ class Resolver {
       return node_error(absl::StatusCode::kInvalidArgument, n, "needs two inputs: the data and the predicate");
     TF_ASSIGN_OR_RETURN(Predicate p, predicate(ins[1]));
     if (!p.value) {  // Note [Assert guards]: both outputs live, if the branches turn out to be a guard's
-      guard_of_[n] = p.tensor;
-      unknown_.try_emplace(p.tensor, n, std::move(p));
+      // A predicate negated or read through a feedable default on the way is no Assert's condition.
+      const std::string key = p.plain ? p.tensor : absl::StrCat("!", p.tensor);
+      guard_of_[n] = key;
+      unknown_.try_emplace(key, n, std::move(p));
       return absl::OkStatus();
     }
     live_port_[static_cast<size_t>(n)] = *p.value ? 1 : 0;
-    if (p.placeholder >= 0) decided_by_default_[p.placeholder].push_back(def_.node(n).name());
+    for (int placeholder : p.placeholders) decided_by_default_[placeholder].push_back(def_.node(n).name());
     return absl::OkStatus();
   }
 
@@ -217,9 +232,11 @@ class Resolver {
   // the true branch would have run. A Switch whose predicate P is not known keeps both outputs
   // live, each tagged (P, its side); tags flow to the nodes that read them (control inputs too).
   // The import goes on only if every tagged node is one of such a guard's: a NoOp, Identity or
-  // Const on either side, a Switch of P, or, on the false side, an Assert whose condition is P;
-  // and the Merge joining the sides is read only as a control input (it becomes a NoOp after
-  // both). Anything else is the error of a predicate known only at run time.
+  // Const on either side, or, on the false side, an Assert whose condition is P itself (read
+  // through no LogicalNot or feedable default); the Merge joining the sides has one live input
+  // from each and is read only as a control input (it becomes a NoOp after both). A Switch or a
+  // Merge of one live input inside a side, anything else, is the error of a predicate known only
+  // at run time: running both sides would change what the graph does.
   struct Tag {
     std::string pred;  // "" when untagged
     int side = 0;
@@ -246,12 +263,7 @@ class Resolver {
   // Node n's tag from its inputs, checked against what a guard holds.
   absl::Status tag_guarded(int n) {
     const std::vector<Input>& ins = inputs_[static_cast<size_t>(n)];
-    for (const Input& e : ins)
-      if (!e.control() && joins_.contains(e.src))
-        return node_error(absl::StatusCode::kUnimplemented, n,
-                          absl::StrCat("reads the value of Merge '", def_.node(e.src).name(),
-                                       "', which joins the two sides of an Assert's guard: it is known only when the "
-                                       "graph runs (Note [Control flow v1 in a GraphDef])"));
+    for (const Input& e : ins) TF_RETURN_IF_ERROR(check_not_join(n, e));
     Tag tag;
     for (const Input& e : ins) {
       const Tag t = tag_of(e);
@@ -261,8 +273,7 @@ class Resolver {
     }
     if (tag.pred.empty()) return absl::OkStatus();
     const std::string& op = def_.node(n).op();
-    bool guard = op == "NoOp" || op == "Identity" || op == "Const" || is_string_const(n) ||
-                 (is_switch(n) && guard_of_.contains(n) && guard_of_.at(n) == tag.pred);
+    bool guard = op == "NoOp" || op == "Identity" || op == "Const" || is_string_const(n);
     if (op == "Assert" && tag.side == 0 && !ins.empty() && !ins[0].control()) {
       Input c = ins[0];  // the condition, through the guard's Switch and Identities
       for (int depth = 0; depth < 64 && (is_switch(c.src) || def_.node(c.src).op() == "Identity"); ++depth)
@@ -274,18 +285,28 @@ class Resolver {
     return absl::OkStatus();
   }
 
-  // A Merge of several live inputs: the join of a guard's two sides, read only as a control input.
+  absl::Status check_not_join(int n, const Input& e) const {
+    if (e.control() || !joins_.contains(e.src)) return absl::OkStatus();
+    return node_error(absl::StatusCode::kUnimplemented, n,
+                      absl::StrCat("reads the value of Merge '", def_.node(e.src).name(),
+                                   "', which joins the two sides of an Assert's guard: it is known only when the graph "
+                                   "runs (Note [Control flow v1 in a GraphDef])"));
+  }
+
+  // A Merge of several live inputs: the join of a guard's two sides (one live input from each,
+  // its control inputs untagged), read only as a control input.
   absl::Status join_guard(int merge, const std::vector<int>& live) {
-    std::string pred;
-    for (int k : live) {
-      const Tag t = tag_of(inputs_[static_cast<size_t>(merge)][static_cast<size_t>(k)]);
-      if (t.pred.empty() || (!pred.empty() && t.pred != pred))
-        return node_error(absl::StatusCode::kUnimplemented, merge,
-                          absl::StrCat("has ", live.size(), " live inputs; tapeflow resolves a Merge of tf.cond, where one "
-                                       "branch is taken, or the join of an Assert's guard (Note [Control flow v1 in a "
-                                       "GraphDef])"));
-      pred = t.pred;
-    }
+    std::vector<Input> data, control;
+    for (const Input& e : inputs_[static_cast<size_t>(merge)]) (e.control() ? control : data).push_back(e);
+    bool join = live.size() == 2;
+    const Tag a = join ? tag_of(data[static_cast<size_t>(live[0])]) : Tag{}, b = join ? tag_of(data[static_cast<size_t>(live[1])]) : Tag{};
+    join = join && !a.pred.empty() && a.pred == b.pred && a.side != b.side;
+    for (const Input& e : control) join = join && tag_of(e).pred.empty();
+    if (!join)
+      return node_error(absl::StatusCode::kUnimplemented, merge,
+                        absl::StrCat("has ", live.size(), " live inputs; tapeflow resolves a Merge of tf.cond, where one "
+                                     "branch is taken, or the join of the two sides of an Assert's guard (Note [Control "
+                                     "flow v1 in a GraphDef])"));
     joins_.insert(merge);
     return absl::OkStatus();
   }
@@ -298,14 +319,16 @@ class Resolver {
     for (int depth = 0; depth < 64; ++depth) {
       const proto::NodeDef& nd = def_.node(at.src);
       p.tensor = absl::StrCat(nd.name(), ":", at.index);
-      if (const auto m = input_map_.find(p.tensor); m != input_map_.end()) {
+      if (const auto m = mapped_.find(p.tensor); m != mapped_.end()) {
+        if (!m->second.defined())
+          return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] input_map['", p.tensor, "'] is an empty tensor"));
         if (m->second.is_symbolic()) {
           p.why_unknown = "is mapped by input_map to a tensor of the graph, known only when it runs";
           return p;
         }
         TF_ASSIGN_OR_RETURN(bool v, bool_scalar(m->second, absl::StrCat("input_map['", p.tensor, "']")));
         p.value = v != negate;
-        p.placeholder = -1;  // the caller chose it
+        p.placeholders.clear();  // the caller chose it
         return p;
       }
       const std::string& op = nd.op();
@@ -327,7 +350,8 @@ class Resolver {
         return p;
       }
       if (op == "LogicalNot") negate = !negate;
-      if (op == "PlaceholderWithDefault" && p.placeholder < 0) p.placeholder = at.src;
+      if (op == "PlaceholderWithDefault") p.placeholders.push_back(at.src);
+      p.plain &= op != "LogicalNot" && op != "PlaceholderWithDefault";
       at = ins[0];
     }
     p.why_unknown = "is at the end of a chain of more than 64 Identity nodes";
@@ -345,7 +369,7 @@ class Resolver {
   std::optional<std::string> live_name(int n, int index) const {
     if (dead_cause(n, index) >= 0) return std::nullopt;
     const std::string& name = def_.node(n).name();
-    if (is_switch(n) && index >= 0) return absl::StrCat(name, ":0");
+    if (is_switch(n) && index >= 0 && index <= 1) return absl::StrCat(name, ":0");
     if (is_merge(n) && index == 1 && !joins_.contains(n)) return absl::StrCat(value_index_name(n), ":0");
     return absl::StrCat(name, ":", index);
   }
@@ -372,7 +396,7 @@ class Resolver {
     for (int i = 0; i < def_.node_size(); ++i)  // live Merges whose output 1 a live node reads
       if (dead_by_[static_cast<size_t>(i)] < 0)
         for (const Input& e : inputs_[static_cast<size_t>(i)])
-          if (e.index == 1 && is_merge(e.src)) value_index_name(e.src);
+          if (e.index == 1 && is_merge(e.src) && !joins_.contains(e.src)) value_index_name(e.src);
     const absl::flat_hash_set<int> texts = assert_texts();
     for (int i = 0; i < def_.node_size(); ++i) {
       if (dead_by_[static_cast<size_t>(i)] >= 0 || texts.contains(i)) continue;
@@ -395,7 +419,8 @@ class Resolver {
       if (joins_.contains(i)) {  // Note [Assert guards]: after both sides
         node->set_op("NoOp");
         node->mutable_attr()->clear();
-        for (const Input& e : ins) node->add_input(absl::StrCat("^", def_.node(e.src).name()));
+        for (const Input& e : ins)
+          if (dead_cause(e.src, e.index) < 0) node->add_input(absl::StrCat("^", def_.node(e.src).name()));
         continue;
       }
       if (is_switch(i) || is_merge(i)) node->set_op("Identity");
@@ -408,10 +433,16 @@ class Resolver {
       for (size_t k = 0; k < ins.size(); ++k) {
         const Input& e = ins[k];
         if (is_switch(i) && k == 1) continue;  // the predicate
-        if (is_merge(i) && (e.control() ? dead_cause(e.src, -1) >= 0 : static_cast<int>(k) != merge_input_.at(i))) continue;
+        if (is_merge(i) && (e.control() ? dead_cause(e.src, -1) >= 0 : data_position(ins, k) != merge_input_.at(i))) continue;
         node->add_input(input_text(e));
       }
     }
+  }
+
+  static int data_position(const std::vector<Input>& ins, size_t k) {
+    int data = 0;
+    for (size_t j = 0; j < k; ++j) data += ins[j].control() ? 0 : 1;
+    return data;
   }
 
   bool is_string_const(int n) const {
@@ -444,7 +475,9 @@ class Resolver {
     proto::AttrValue positions;
     positions.mutable_list();
     proto::AttrValue::ListValue types;
-    const auto t = node.attr().find("T");
+    const auto found = node.attr().find("T");
+    const bool has_t = found != node.attr().end();
+    const proto::AttrValue::ListValue declared = has_t ? found->second.list() : proto::AttrValue::ListValue();
     for (size_t k = 0; k < ins.size(); ++k) {
       const Input& e = ins[k];
       if (k > 0 && !e.control() && texts.contains(e.src)) {
@@ -455,16 +488,16 @@ class Resolver {
         continue;
       }
       node.add_input(input_text(e));
-      if (k > 0 && !e.control() && t != node.attr().end() && static_cast<int>(k - 1) < t->second.list().type_size())
-        types.add_type(t->second.list().type(static_cast<int>(k - 1)));
+      if (k > 0 && !e.control() && static_cast<int>(k - 1) < declared.type_size())
+        types.add_type(declared.type(static_cast<int>(k - 1)));
     }
     if (strings.empty()) {
-      if (t != node.attr().end()) *(*node.mutable_attr())["T"].mutable_list() = types;
+      if (has_t) *(*node.mutable_attr())["T"].mutable_list() = types;
       return;
     }
     (*node.mutable_attr())["_texts"].set_s(graph_ops_internal::encode_texts(strings));
     (*node.mutable_attr())["_text_positions"] = positions;
-    if (t != node.attr().end()) *(*node.mutable_attr())["T"].mutable_list() = types;
+    if (has_t) *(*node.mutable_attr())["T"].mutable_list() = types;
   }
 
   // "_class" entries ("loc:@x") naming a pruned node go with it (the import refuses unknown ones).
@@ -483,6 +516,7 @@ class Resolver {
 
   const proto::GraphDef& def_;
   const std::map<std::string, Tensor>& input_map_;
+  std::map<std::string, Tensor> mapped_;  // input_map by "name:index"
   absl::flat_hash_map<std::string_view, int> by_name_;
   std::vector<std::vector<Input>> inputs_;
   std::vector<int> dead_by_;    // the Switch whose untaken branch the node is on; -1: alive

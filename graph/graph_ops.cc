@@ -165,22 +165,20 @@ Operation assert_that(const Tensor& condition, const std::vector<Tensor>& data, 
     attrs.set("texts", graph_ops_internal::encode_texts({std::string(message)}));
     attrs.set("text_positions", std::vector<int64_t>{0});
   }
+  // Checked before anything is added to a graph (input_ref may add a Const or a capture).
+  std::vector<TensorSpec> specs;
+  for (const Tensor& t : inputs) {
+    if (!t.defined()) throw InvalidArgumentError(absl::StrCat("[assert_that] an input is ", t.empty_reason()), loc);
+    specs.push_back({t.dtype(), t.shape()});
+  }
+  throw_if_error(with_op_prefix(assert_spec(InferenceContext{"assert_that", specs, attrs}).status(), "assert_that"), loc);
   GraphBuildingContext* ctx = current_graph_context();
   if (ctx == nullptr) {
-    std::vector<TensorSpec> specs;
-    for (const Tensor& t : inputs) {
-      if (!t.defined()) throw InvalidArgumentError(absl::StrCat("[assert_that] an input is ", t.empty_reason()), loc);
-      specs.push_back({t.dtype(), t.shape()});
-    }
-    throw_if_error(with_op_prefix(assert_spec(InferenceContext{"assert_that", specs, attrs}).status(), "assert_that"), loc);
     if (!condition.item<bool>(loc)) throw InvalidArgumentError(graph_ops_internal::assertion_message(attrs, data), loc);
     return Operation();
   }
   std::vector<TensorRef> refs;
   for (size_t i = 0; i < inputs.size(); ++i) refs.push_back(ctx->input_ref(inputs[i], static_cast<int>(i), "assert_that", loc));
-  std::vector<TensorSpec> specs;
-  for (const Tensor& t : inputs) specs.push_back({t.dtype(), t.shape()});
-  throw_if_error(with_op_prefix(assert_spec(InferenceContext{"assert_that", specs, attrs}).status(), "assert_that"), loc);
   const int id = ctx->add_op(kAssertOp, std::move(refs), std::move(attrs), {}, loc, name);
   ctx->note_side_effect(id);
   return Operation(ctx->graph().state(), id);

@@ -156,6 +156,47 @@ TEST(GraphDefControlFlowTest, WhileLoopsAndMergesOfSeveralLiveInputsAreRefused) 
                         "has 2 output(s)"));
 }
 
+TEST(GraphDefControlFlowTest, AnInputMapKeyWithoutItsIndexChoosesTheBranchToo) {
+  Graph g;
+  import_graph_def(g, graph_def_from_text(kCond), {{"pred", Tensor(true)}}, {}, "");
+  EXPECT_EQ(run_cond(g, "cond/Merge:0"), std::vector<float>({2, 4, 6}));
+}
+
+// Note [Assert guards]: what running both sides would change is refused.
+TEST(GraphDefControlFlowTest, OnlyTrueAssertGuardsRunBothSides) {
+  const std::string head = R"pb(
+    node { name: "c" op: "Placeholder" attr { key: "dtype" value { type: DT_BOOL } } attr { key: "shape" value { shape { } } } }
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "shape" value { shape { dim { size: 2 } } } } }
+    node { name: "sw" op: "Switch" input: "x" input: "c" attr { key: "T" value { type: DT_FLOAT } } }
+  )pb";
+  auto refused = [&](const std::string& rest) {
+    return error_of<UnimplementedError>([&] { graph_from_graph_def(graph_def_from_text(head + rest)); });
+  };
+  // The join's value is read (by another Merge).
+  EXPECT_THAT(refused(R"pb(node { name: "a" op: "Identity" input: "sw" attr { key: "T" value { type: DT_FLOAT } } }
+                           node { name: "b" op: "Identity" input: "sw:1" attr { key: "T" value { type: DT_FLOAT } } }
+                           node { name: "j" op: "Merge" input: "a" input: "b" attr { key: "N" value { i: 2 } } }
+                           node { name: "m2" op: "Merge" input: "j:1" attr { key: "N" value { i: 1 } } })pb"),
+              HasSubstr("node 'm2' (Merge): reads the value of Merge 'j'"));
+  // A Merge of one side only: what it guards would run on both.
+  EXPECT_THAT(refused(R"pb(node { name: "m" op: "Merge" input: "sw:1" attr { key: "N" value { i: 1 } } })pb"),
+              HasSubstr("which node 'm' (Merge) is not part of"));
+  EXPECT_THAT(refused(R"pb(node { name: "t" op: "Identity" input: "sw:1" attr { key: "T" value { type: DT_FLOAT } } }
+                           node { name: "j" op: "Merge" input: "t" input: "t" attr { key: "N" value { i: 2 } } })pb"),
+              HasSubstr("node 'j' (Merge): has 2 live inputs"));
+  // An Assert of the negated predicate, and one behind a second Switch of the true side.
+  EXPECT_THAT(refused(R"pb(node { name: "n" op: "LogicalNot" input: "c" }
+                           node { name: "sw_c" op: "Switch" input: "c" input: "n" attr { key: "T" value { type: DT_BOOL } } }
+                           node { name: "a" op: "Assert" input: "sw_c" attr { key: "T" value { list { } } } })pb"),
+              HasSubstr("which node 'a' (Assert) is not part of"));
+  EXPECT_THAT(refused(R"pb(node { name: "sw1" op: "Switch" input: "c" input: "c" attr { key: "T" value { type: DT_BOOL } } }
+                           node { name: "t" op: "Identity" input: "sw1:1" attr { key: "T" value { type: DT_BOOL } } }
+                           node { name: "sw2" op: "Switch" input: "t" input: "c" attr { key: "T" value { type: DT_BOOL } } }
+                           node { name: "a" op: "Assert" input: "sw2" attr { key: "T" value { list { } } } })pb"),
+              HasSubstr("which node 'sw2' (Switch) is not part of"));
+}
+
 // A frozen TensorFlow 1 Keras model: BatchNormalization and Dropout under the learning phase
 // (a PlaceholderWithDefault of false), on a fixed-size batch.
 std::string keras_frozen_model() {
