@@ -69,7 +69,9 @@
 #include <variant>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/numbers.h"
+#include "absl/types/span.h"
 #include "graph/graph.h"
 #include "proto/graph.pb.h"
 
@@ -204,6 +206,13 @@ std::vector<std::pair<int, int>> spare_constant_edges(const GraphState& state, c
 // The natural kind of a tapeflow attr value ("int", "ints", ...), for "_"-prefixed attrs.
 std::string natural_kind(const AttrValue& value);
 std::string natural_kind(const proto::AttrValue& value);
+// "[import_graph_def] node 'name' (Op): message", the import's error for a NodeDef.
+absl::Status node_error(const proto::NodeDef& node, absl::StatusCode code, absl::string_view message);
+// The GraphDef's nodes in an order where each comes after its inputs: its own order when it is
+// one, else Kahn's (a cycle is an error naming the nodes on it). Node i's inputs are the nodes
+// src_of(k) for k in [first_edge[i], first_edge[i + 1]).
+absl::StatusOr<std::vector<int>> inputs_first_order(const proto::GraphDef& def, absl::Span<const int> first_edge,
+                                                    absl::FunctionRef<int(int)> src_of);
 
 }  // namespace graph_def_internal
 

@@ -81,8 +81,7 @@ class Resolver {
 
  private:
   absl::Status node_error(absl::StatusCode code, int i, absl::string_view message) const {
-    const proto::NodeDef& n = def_.node(i);
-    return absl::Status(code, absl::StrCat("[import_graph_def] node '", n.name(), "' (", n.op(), "): ", message));
+    return graph_def_internal::node_error(def_.node(i), code, message);
   }
 
   absl::Status index() {
@@ -126,26 +125,12 @@ class Resolver {
   }
 
   absl::StatusOr<std::vector<int>> topological_order() const {
-    const int n = def_.node_size();
-    std::vector<int> pending(static_cast<size_t>(n), 0);
-    std::vector<std::vector<int>> consumers(static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i)
-      for (const Input& e : inputs_[static_cast<size_t>(i)]) {
-        ++pending[static_cast<size_t>(i)];
-        consumers[static_cast<size_t>(e.src)].push_back(i);
-      }
-    std::vector<int> order;
-    for (int i = 0; i < n; ++i) if (pending[static_cast<size_t>(i)] == 0) order.push_back(i);
-    for (size_t head = 0; head < order.size(); ++head)
-      for (int c : consumers[static_cast<size_t>(order[head])])
-        if (--pending[static_cast<size_t>(c)] == 0) order.push_back(c);
-    if (static_cast<int>(order.size()) != n) {
-      std::vector<std::string> stuck;
-      for (int i = 0; i < n; ++i) if (pending[static_cast<size_t>(i)] > 0) stuck.push_back(def_.node(i).name());
-      return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] the GraphDef has a cycle; these nodes wait on "
-                                                     "each other: ", absl::StrJoin(stuck, ", ")));
+    std::vector<int> first_edge{0}, srcs;  // inputs_ as the CSR array inputs_first_order takes
+    for (const std::vector<Input>& ins : inputs_) {
+      for (const Input& e : ins) srcs.push_back(e.src);
+      first_edge.push_back(static_cast<int>(srcs.size()));
     }
-    return order;
+    return inputs_first_order(def_, first_edge, [&](int k) { return srcs[static_cast<size_t>(k)]; });
   }
 
   bool is_switch(int n) const { return def_.node(n).op() == "Switch"; }

@@ -205,8 +205,7 @@ class Importer {
   }
   const Node& planned(int k) const { return *planned_[static_cast<size_t>(k)]; }
   absl::Status node_error(absl::StatusCode code, int i, absl::string_view message) const {
-    const proto::NodeDef& n = def_.node(i);
-    return absl::Status(code, absl::StrCat("[import_graph_def] node '", n.name(), "' (", n.op(), "): ", message));
+    return graph_def_internal::node_error(def_.node(i), code, message);
   }
 
   Graph graph_;
@@ -419,42 +418,10 @@ absl::Status Importer::check_op_types() {
                                                            "that control flow ops (If, While, Case) run" : ""));
 }
 
+// The GraphDef's own order when every input comes first, as plan_in_one_pass plans (so both
+// paths number the nodes alike).
 absl::StatusOr<std::vector<int>> Importer::topological_order() {
-  const int n = def_.node_size();
-  // The GraphDef's own order when every input comes first, as plan_in_one_pass plans (so both
-  // paths number the nodes alike); otherwise Kahn's algorithm over a CSR array of consumers.
-  bool inputs_first = true;
-  for (int i = 0; i < n && inputs_first; ++i)
-    for (int k = first_edge_[i]; k < first_edge_[i + 1]; ++k) inputs_first &= edges_[k].src < i;
-  if (inputs_first) {
-    std::vector<int> order(static_cast<size_t>(n));
-    std::iota(order.begin(), order.end(), 0);
-    return order;
-  }
-  std::vector<int> pending(static_cast<size_t>(n), 0), first_consumer(static_cast<size_t>(n) + 1, 0);
-  for (int i = 0; i < n; ++i) {
-    pending[i] = first_edge_[i + 1] - first_edge_[i];
-    for (int k = first_edge_[i]; k < first_edge_[i + 1]; ++k) ++first_consumer[edges_[k].src + 1];
-  }
-  for (int i = 0; i < n; ++i) first_consumer[i + 1] += first_consumer[i];
-  std::vector<int> consumers(edges_.size()), fill(first_consumer.begin(), first_consumer.end() - 1);
-  for (int i = 0; i < n; ++i)
-    for (int k = first_edge_[i]; k < first_edge_[i + 1]; ++k) consumers[fill[edges_[k].src]++] = i;
-  std::vector<int> order;
-  order.reserve(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) if (pending[i] == 0) order.push_back(i);
-  for (size_t head = 0; head < order.size(); ++head) {
-    const int i = order[head];
-    for (int k = first_consumer[i]; k < first_consumer[i + 1]; ++k)
-      if (--pending[consumers[k]] == 0) order.push_back(consumers[k]);
-  }
-  if (static_cast<int>(order.size()) != n) {
-    std::vector<std::string> stuck;
-    for (int i = 0; i < n; ++i) if (pending[i] > 0) stuck.push_back(def_.node(i).name());
-    return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] the GraphDef has a cycle; these nodes wait on "
-                                                   "each other: ", absl::StrJoin(stuck, ", ")));
-  }
-  return order;
+  return graph_def_internal::inputs_first_order(def_, first_edge_, [&](int k) { return edges_[static_cast<size_t>(k)].src; });
 }
 
 absl::StatusOr<int> Importer::add_planned(std::unique_ptr<Node> node, absl::Span<const Ref> inputs,
@@ -1079,6 +1046,52 @@ std::vector<ImportedElement> Importer::commit(std::string_view name) {
 }
 
 }  // namespace
+
+namespace graph_def_internal {
+
+absl::Status node_error(const proto::NodeDef& node, absl::StatusCode code, absl::string_view message) {
+  return absl::Status(code, absl::StrCat("[import_graph_def] node '", node.name(), "' (", node.op(), "): ", message));
+}
+
+absl::StatusOr<std::vector<int>> inputs_first_order(const proto::GraphDef& def, absl::Span<const int> first_edge,
+                                                    absl::FunctionRef<int(int)> src_of) {
+  const int n = def.node_size();
+  bool inputs_first = true;
+  for (int i = 0; i < n && inputs_first; ++i)
+    for (int k = first_edge[i]; k < first_edge[i + 1]; ++k) inputs_first &= src_of(k) < i;
+  if (inputs_first) {
+    std::vector<int> order(static_cast<size_t>(n));
+    std::iota(order.begin(), order.end(), 0);
+    return order;
+  }
+  // Kahn's algorithm over a CSR array of consumers.
+  std::vector<int> pending(static_cast<size_t>(n), 0), first_consumer(static_cast<size_t>(n) + 1, 0);
+  for (int i = 0; i < n; ++i) {
+    pending[i] = first_edge[i + 1] - first_edge[i];
+    for (int k = first_edge[i]; k < first_edge[i + 1]; ++k) ++first_consumer[src_of(k) + 1];
+  }
+  for (int i = 0; i < n; ++i) first_consumer[i + 1] += first_consumer[i];
+  std::vector<int> consumers(static_cast<size_t>(first_edge[n])), fill(first_consumer.begin(), first_consumer.end() - 1);
+  for (int i = 0; i < n; ++i)
+    for (int k = first_edge[i]; k < first_edge[i + 1]; ++k) consumers[fill[src_of(k)]++] = i;
+  std::vector<int> order;
+  order.reserve(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) if (pending[i] == 0) order.push_back(i);
+  for (size_t head = 0; head < order.size(); ++head) {
+    const int i = order[head];
+    for (int k = first_consumer[i]; k < first_consumer[i + 1]; ++k)
+      if (--pending[consumers[k]] == 0) order.push_back(consumers[k]);
+  }
+  if (static_cast<int>(order.size()) != n) {
+    std::vector<std::string> stuck;
+    for (int i = 0; i < n; ++i) if (pending[i] > 0) stuck.push_back(def.node(i).name());
+    return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] the GraphDef has a cycle; these nodes wait on "
+                                                   "each other: ", absl::StrJoin(stuck, ", ")));
+  }
+  return order;
+}
+
+}  // namespace graph_def_internal
 
 // After an import of a rewritten GraphDef: the placeholders whose defaults chose branches may
 // not be fed, and their tensors (asked for after the caller's) leave the result.

@@ -149,6 +149,13 @@ TEST(GraphDefControlFlowTest, WhileLoopsAndMergesOfSeveralLiveInputsAreRefused) 
     node { name: "m" op: "Merge" input: "a" input: "a" attr { key: "N" value { i: 2 } } attr { key: "T" value { type: DT_FLOAT } } })pb");
   EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(two_live); }),
               HasSubstr("node 'm' (Merge): has 2 live inputs"));
+  const GraphDef cycle = graph_def_from_text(R"pb(
+    node { name: "c" op: "Const" attr { key: "dtype" value { type: DT_BOOL } }
+      attr { key: "value" value { tensor { dtype: DT_BOOL tensor_shape { } bool_val: true } } } }
+    node { name: "s" op: "Switch" input: "m" input: "c" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "m" op: "Merge" input: "s" input: "s:1" attr { key: "N" value { i: 2 } } })pb");
+  EXPECT_THAT(error_of([&] { graph_from_graph_def(cycle); }),
+              HasSubstr("the GraphDef has a cycle; these nodes wait on each other: s, m"));
   GraphDef third_output = graph_def_from_text(kCond);
   third_output.mutable_node(7)->set_input(0, "cond/mul/Switch:2");  // cond/mul
   EXPECT_THAT(error_of([&] { graph_from_graph_def(third_output); }),
