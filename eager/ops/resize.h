@@ -1,5 +1,5 @@
 // Image resizing with TensorFlow 1.x's kernels and coordinate rules (ResizeBilinear,
-// ResizeNearestNeighbor) and their gradients.
+// ResizeNearestNeighbor, CropAndResize) and their gradients.
 //
 //   Tensor img = random_uniform({1, 4, 4, 3});
 //   resize_bilinear(img, {8, 8});                                  // legacy (asymmetric) rule
@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <source_location>
+#include <string_view>
 #include <vector>
 
 #include "eager/tensor.h"
@@ -44,6 +45,44 @@ Tensor resize_bilinear_grad(const Tensor& grads, const Tensor& original_image, b
 // {height, width}. Primitive (TensorFlow's ResizeNearestNeighborGrad).
 Tensor resize_nearest_neighbor_grad(const Tensor& grads, std::vector<int64_t> size, bool align_corners = false,
                                     bool half_pixel_centers = false, TF_SL);
+
+// tf.image.crop_and_resize (a CropAndResize node): for each box, a crop of one image resized to
+// crop_size {crop_height, crop_width} (each >= 1), as the ROI heads of detection models take them.
+//
+//   Tensor boxes(std::vector<float>{0, 0, 0.5f, 0.5f,  0.2f, 0.1f, 1, 0.9f}, Shape{2, 4});
+//   Tensor box_indices(std::vector<int32_t>{0, 0}, Shape{2});
+//   Tensor crops = crop_and_resize(images, boxes, box_indices, {7, 7});   // [2, 7, 7, depth]
+//
+// images [batch, height, width, depth] (height, width >= 1; any numeric dtype); boxes
+// [num_boxes, 4], each (y1, x1, y2, x2) in normalized coordinates: y maps to y * (height - 1),
+// so [0, 1] spans the image (y1 > y2 flips the crop; outside [0, 1] is allowed); box_indices
+// [num_boxes] int32, the image of each box, in [0, batch) (InvalidArgumentError otherwise).
+// Crop row i samples image row y1 * (height - 1) + i * (y2 - y1) * (height - 1) / (crop_height - 1),
+// or (y1 + y2) / 2 * (height - 1) when crop_height is 1; columns alike. A sample outside the
+// image is extrapolation_value; method "bilinear" interpolates the four pixels around it,
+// "nearest" takes the closest one (ties away from zero). The crops are float32 (TensorFlow's
+// arithmetic, bit for bit) but float64 for float64 images, and boxes may be float64 too
+// (TensorFlow: float32 only), so float64 gradient checks keep their precision. Differentiable
+// in images (floating) and in boxes: the bilinear sample moves with its box; a nearest one does
+// not (its gradient in boxes is zero, where TensorFlow returns the bilinear one).
+Tensor crop_and_resize(const Tensor& images, const Tensor& boxes, const Tensor& box_indices,
+                       std::vector<int64_t> crop_size, std::string_view method = "bilinear",
+                       float extrapolation_value = 0.f, TF_SL);
+
+// d/d images of sum(crop_and_resize(images, boxes, box_indices, ...) * grads) for images of
+// image_size, an int32 [4] tensor (tf.shape(images)): samples outside the image add nothing.
+// The result has `dtype` (float32 or float64); its shape is image_size's value, so a graph
+// knows only its depth before it runs. Primitive (TensorFlow's CropAndResizeGradImage).
+// Its gradient in grads is crop_and_resize; in boxes it is not implemented (UnimplementedError,
+// as TensorFlow has none).
+Tensor crop_and_resize_grad_image(const Tensor& grads, const Tensor& boxes, const Tensor& box_indices,
+                                  const Tensor& image_size, DType dtype, std::string_view method = "bilinear",
+                                  TF_SL);
+// d/d boxes of sum(crop_and_resize(images, boxes, box_indices, ..., "bilinear") * grads), of
+// boxes' dtype. Primitive (TensorFlow's CropAndResizeGradBoxes; bilinear only, as there). Its
+// own gradient is not implemented (UnimplementedError, as TensorFlow has none).
+Tensor crop_and_resize_grad_boxes(const Tensor& grads, const Tensor& images, const Tensor& boxes,
+                                  const Tensor& box_indices, TF_SL);
 
 #undef TF_SL
 

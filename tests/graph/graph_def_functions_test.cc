@@ -289,8 +289,8 @@ TEST(GraphDefFunctionsTest, CallsThatCannotBeInlinedAreErrors) {
   EXPECT_THAT(message, HasSubstr("not the functions that control flow ops (If, While, Case) run"));
   EXPECT_EQ(g.num_nodes(), 0);
   // An unknown op beside an unrelated library does not get the sentence.
-  EXPECT_THAT(error_of<NotFoundError>([&] { import_text(R"pb(node { name: "e" op: "CropAndResize" input: "x" })pb", kAddOneLibrary); }),
-              AllOf(HasSubstr("op types tapeflow does not have: CropAndResize (node e)"), Not(HasSubstr("inlines"))));
+  EXPECT_THAT(error_of<NotFoundError>([&] { import_text(R"pb(node { name: "e" op: "ImageProjectiveTransformV3" input: "x" })pb", kAddOneLibrary); }),
+              AllOf(HasSubstr("op types tapeflow does not have: ImageProjectiveTransformV3 (node e)"), Not(HasSubstr("inlines"))));
 }
 
 // TensorFlow 2 annotates some nodes with a full type (NodeDef field 7) and a function's resource

@@ -500,5 +500,139 @@ TEST(GraphDefTfLayersTest, FrozenPreprocessingResizesUint8Images) {
   EXPECT_EQ(resizes, 2);
 }
 
+// A detection model's ROI crop as TensorFlow 1's Object Detection API freezes it: CropAndResize
+// of the feature map at the proposals (crop_size a Const), then a 2x2 max pool; and the image
+// gradient of its training graph, whose image_size is a Shape node (a tensor, not a constant).
+TEST(GraphDefTfLayersTest, FrozenRoiCropRunsLikeEagerAndItsGradientReadsAShape) {
+  const std::string text = R"pb(
+    node { name: "features" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "shape" value { shape { dim { size: -1 } dim { size: -1 } dim { size: -1 } dim { size: 2 } } } } }
+    node { name: "proposals" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "shape" value { shape { dim { size: -1 } dim { size: 4 } } } } }
+    node { name: "box_ind" op: "Placeholder" attr { key: "dtype" value { type: DT_INT32 } }
+      attr { key: "shape" value { shape { dim { size: -1 } } } } }
+    node { name: "crop_size" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+      attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } } tensor_content: "\004\000\000\000\004\000\000\000" } } } }
+    node { name: "CropAndResize" op: "CropAndResize" input: "features" input: "proposals" input: "box_ind" input: "crop_size"
+      attr { key: "T" value { type: DT_FLOAT } }
+      attr { key: "extrapolation_value" value { f: 0 } }
+      attr { key: "method" value { s: "bilinear" } } }
+    node { name: "MaxPool2D/MaxPool" op: "MaxPool" input: "CropAndResize"
+      attr { key: "T" value { type: DT_FLOAT } } attr { key: "data_format" value { s: "NHWC" } }
+      attr { key: "ksize" value { list { i: 1 i: 2 i: 2 i: 1 } } } attr { key: "padding" value { s: "VALID" } }
+      attr { key: "strides" value { list { i: 1 i: 2 i: 2 i: 1 } } } }
+    node { name: "grads" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "shape" value { shape { dim { size: -1 } dim { size: 4 } dim { size: 4 } dim { size: 2 } } } } }
+    node { name: "gradients/Shape" op: "Shape" input: "features"
+      attr { key: "T" value { type: DT_FLOAT } } attr { key: "out_type" value { type: DT_INT32 } } }
+    node { name: "gradients/CropAndResizeGradImage" op: "CropAndResizeGradImage" input: "grads" input: "proposals"
+      input: "box_ind" input: "gradients/Shape"
+      attr { key: "T" value { type: DT_FLOAT } } attr { key: "method" value { s: "bilinear" } } }
+  )pb";
+  Graph g = graph_from_graph_def(graph_def_from_text(text));
+  std::vector<float> fm = ramp(2 * 6 * 5 * 2, 0.25f, -3);
+  const Tensor features(fm, Shape{2, 6, 5, 2});
+  const Tensor proposals(std::vector<float>{0.1f, 0.1f, 0.7f, 0.9f, 0.9f, 0.2f, 0.3f, 0.6f, -0.2f, 0.5f, 0.5f, 1.1f},
+                         Shape{3, 4});
+  const Tensor box_ind(std::vector<int32_t>{0, 1, 1}, Shape{3});
+  const Tensor grads(ramp(3 * 4 * 4 * 2, 0.5f, -1), Shape{3, 4, 4, 2});
+  EXPECT_EQ(g.get_tensor_by_name("MaxPool2D/MaxPool:0").shape(), (Shape{-1, 2, 2, 2}));
+  EXPECT_EQ(g.get_tensor_by_name("gradients/CropAndResizeGradImage:0").shape(), (Shape{-1, -1, -1, 2}));
+  Session sess(g);
+  const std::vector<Tensor> got =
+      sess.run({g.get_tensor_by_name("MaxPool2D/MaxPool:0"), g.get_tensor_by_name("gradients/CropAndResizeGradImage:0")},
+               {{g.get_tensor_by_name("features:0"), features},
+                {g.get_tensor_by_name("proposals:0"), proposals},
+                {g.get_tensor_by_name("box_ind:0"), box_ind},
+                {g.get_tensor_by_name("grads:0"), grads}});
+  const Tensor crops = crop_and_resize(features, proposals, box_ind, {4, 4});
+  EXPECT_EQ(got[0].to_vector<float>(), max_pool(crops, {2, 2}, {2, 2}, "VALID").to_vector<float>());
+  EXPECT_EQ(got[1].shape(), features.shape());
+  EXPECT_EQ(got[1].to_vector<float>(),
+            crop_and_resize_grad_image(grads, proposals, box_ind, shape(features), DType::kFloat32).to_vector<float>());
+  // Written back as TensorFlow reads them: crop_size a Const input again, T on each node.
+  const GraphDef written = to_graph_def(g);
+  int seen = 0;
+  for (const auto& node : written.node()) {
+    if (node.op() == "CropAndResize") {
+      ++seen;
+      ASSERT_EQ(node.input_size(), 4);
+      EXPECT_EQ(node.attr().at("T").type(), proto::DT_FLOAT);
+      EXPECT_EQ(node.attr().at("method").s(), "bilinear");
+      EXPECT_EQ(node.attr().at("extrapolation_value").f(), 0.f);
+    } else if (node.op() == "CropAndResizeGradImage") {
+      ++seen;
+      EXPECT_EQ(node.input(3), "gradients/Shape");
+      EXPECT_EQ(node.attr().at("T").type(), proto::DT_FLOAT);
+    }
+  }
+  EXPECT_EQ(seen, 2);
+  // A box index past the batch fails the run, naming the node.
+  EXPECT_THAT(error_of([&] {
+                sess.run(g.get_tensor_by_name("CropAndResize:0"),
+                         {{g.get_tensor_by_name("features:0"), features},
+                          {g.get_tensor_by_name("proposals:0"), proposals},
+                          {g.get_tensor_by_name("box_ind:0"), Tensor(std::vector<int32_t>{0, 2, 1}, Shape{3})}});
+              }),
+              AllOf(HasSubstr("box_indices[1] = 2 is outside [0, 2)"), HasSubstr("node 'CropAndResize' (CropAndResize)")));
+}
+
+// The post-processing of TensorFlow 2's Object Detection API models: CombinedNonMaxSuppression
+// with its limits as Consts, its four outputs read by name.
+TEST(GraphDefTfLayersTest, FrozenCombinedNonMaxSuppressionRunsLikeEager) {
+  const std::string text = R"pb(
+    node { name: "boxes" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "shape" value { shape { dim { size: -1 } dim { size: -1 } dim { size: 1 } dim { size: 4 } } } } }
+    node { name: "scores" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "shape" value { shape { dim { size: -1 } dim { size: -1 } dim { size: 2 } } } } }
+    node { name: "max_output_size_per_class" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+      attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 100 } } } }
+    node { name: "max_total_size" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+      attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 5 } } } }
+    node { name: "iou_threshold" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 0.5 } } } }
+    node { name: "score_threshold" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 0.25 } } } }
+    node { name: "CombinedNonMaxSuppression" op: "CombinedNonMaxSuppression" input: "boxes" input: "scores"
+      input: "max_output_size_per_class" input: "max_total_size" input: "iou_threshold" input: "score_threshold"
+      attr { key: "clip_boxes" value { b: false } } attr { key: "pad_per_class" value { b: false } } }
+  )pb";
+  Graph g = graph_from_graph_def(graph_def_from_text(text));
+  EXPECT_EQ(g.get_tensor_by_name("CombinedNonMaxSuppression:0").shape(), (Shape{-1, 5, 4}));
+  EXPECT_EQ(g.get_tensor_by_name("CombinedNonMaxSuppression:3").shape(), (Shape{-1}));
+  const Tensor boxes(std::vector<float>{0, 0, 0.5f, 0.5f, 0, 0.05f, 0.5f, 0.55f, 0.5f, 0.5f, 1, 1, 0.5f, 0.55f, 1, 1.05f},
+                     Shape{1, 4, 1, 4});
+  const Tensor scores(std::vector<float>{0.9f, 0.1f, 0.8f, 0.7f, 0.3f, 0.6f, 0.2f, 0.65f}, Shape{1, 4, 2});
+  Session sess(g);
+  std::vector<Fetch> fetches;
+  for (int i = 0; i < 4; ++i) fetches.emplace_back(g.get_tensor_by_name(absl::StrCat("CombinedNonMaxSuppression:", i)));
+  const std::vector<Tensor> got =
+      sess.run(fetches, {{g.get_tensor_by_name("boxes:0"), boxes}, {g.get_tensor_by_name("scores:0"), scores}});
+  const CombinedNms want = combined_non_max_suppression(boxes, scores, 100, 5, 0.5f, 0.25f, false, false);
+  EXPECT_EQ(got[0].to_vector<float>(), want.boxes.to_vector<float>());
+  EXPECT_EQ(got[1].to_vector<float>(), (std::vector<float>{0.9f, 0.7f, 0.65f, 0.3f, 0}));
+  EXPECT_EQ(got[2].to_vector<float>(), want.classes.to_vector<float>());
+  EXPECT_EQ(got[3].to_vector<int32_t>(), (std::vector<int32_t>{4}));
+  EXPECT_FLOAT_EQ(got[0].to_vector<float>()[11], 1.05f);  // clip_boxes false
+  // Written back as TensorFlow's six inputs, the limits Consts again.
+  const GraphDef written = to_graph_def(g);
+  int seen = 0;
+  for (const auto& node : written.node()) {
+    if (node.op() != "CombinedNonMaxSuppression") continue;
+    ++seen;
+    ASSERT_EQ(node.input_size(), 6);
+    EXPECT_EQ(node.input(4), "iou_threshold");
+    EXPECT_FALSE(node.attr().at("clip_boxes").b());
+    EXPECT_FALSE(node.attr().contains("T"));
+  }
+  EXPECT_EQ(seen, 1);
+  // A limit that is not an integer constant is refused naming the node and the input.
+  std::string odd = text;
+  odd.replace(odd.find("input: \"max_total_size\""), 24, "input: \"score_threshold\"");
+  EXPECT_THAT(error_of([&] { graph_from_graph_def(graph_def_from_text(odd)); }),
+              HasSubstr("node 'CombinedNonMaxSuppression' (CombinedNonMaxSuppression): the constant for "
+                        "'max_total_size' must be one integer; got float32 of shape []"));
+}
+
 }  // namespace
 }  // namespace tapeflow
