@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
 #include "eager/ops/array.h"
+#include "eager/ops/binary.h"
 #include "eager/ops/matmul.h"
 #include "eager/ops/reduction.h"
 
@@ -25,50 +26,95 @@ using Ints = std::vector<int64_t>;
 }
 
 struct Parsed {
-  std::vector<std::string> inputs;  // one label string per operand
+  std::vector<std::string> inputs;  // one label string per operand, ellipses expanded
   std::string output;
+  std::string ellipsis;             // the labels "..." stands for, outermost first
 };
+
+// Note [einsum's ellipsis]: "..." stands for the dims of an operand that its letters do not
+// name, aligned from the right across operands and broadcast (numpy's and TensorFlow's rule).
+// parse gives them labels of their own, bytes 0x80 + i that no equation can spell (labels are
+// letters), so the rest of einsum treats them as letters: in the output ("->...k", or first in
+// an implicit output) they are batch or free dims; left out of an explicit output, summed.
+// An ellipsis dim of size 1 facing a larger one in the other operand is squeezed out of its
+// operand before the contraction (broadcast_ellipsis), so the label is the other's alone.
+constexpr int kEllipsisLabel0 = 0x80;
+char ellipsis_label(int i) { return static_cast<char>(kEllipsisLabel0 + i); }
+bool is_ellipsis_label(char c) { return static_cast<unsigned char>(c) >= kEllipsisLabel0; }
+
+// A label for messages: the letter, or "the ellipsis' dim i".
+std::string label_name(char c) {
+  if (is_ellipsis_label(c)) return absl::StrCat("the ellipsis' dim ", static_cast<unsigned char>(c) - kEllipsisLabel0);
+  return absl::StrCat("label '", std::string(1, c), "'");
+}
+
+// Splits "ab...c" into its letters before and after one "...", checking each character.
+struct Subscripts {
+  std::string before, after;
+  bool ellipsis = false;
+};
+Subscripts split_subscripts(std::string_view equation, const std::string& s, const std::string& where,
+                            std::source_location loc) {
+  Subscripts r;
+  const size_t dots = s.find("...");
+  r.ellipsis = dots != std::string::npos;
+  r.before = s.substr(0, r.ellipsis ? dots : s.size());
+  r.after = r.ellipsis ? s.substr(dots + 3) : "";
+  for (const std::string* part : {&r.before, &r.after})
+    for (char c : *part) {
+      if (c == '.') fail(equation, absl::StrCat(where, " has a '.' that is not part of one '...'"), loc);
+      if (!std::isalpha(static_cast<unsigned char>(c)))
+        fail(equation, absl::StrCat("'", std::string(1, c), "' in ", where, " is not a letter"), loc);
+    }
+  return r;
+}
 
 Parsed parse(std::string_view equation, absl::Span<const Tensor* const> operands, std::source_location loc) {
   std::string eq;
   for (char c : equation) if (c != ' ') eq.push_back(c);
-  if (eq.find('.') != std::string::npos) fail(equation, "ellipsis ('...') is not supported", loc);
   Parsed p;
   const size_t arrow = eq.find("->");
   const std::string lhs = eq.substr(0, arrow);
+  std::vector<std::string> terms;
   size_t start = 0;
   for (size_t comma; (comma = lhs.find(',', start)) != std::string::npos; start = comma + 1)
-    p.inputs.push_back(lhs.substr(start, comma - start));
-  p.inputs.push_back(lhs.substr(start));
-  if (p.inputs.size() != operands.size())
-    fail(equation, absl::StrCat("it names ", p.inputs.size(), " operand(s) but ", operands.size(), " were given"), loc);
-  std::map<char, int> count;  // occurrences over all operands
-  for (size_t k = 0; k < p.inputs.size(); ++k) {
-    const std::string& s = p.inputs[k];
-    for (size_t i = 0; i < s.size(); ++i) {
-      const char c = s[i];
-      if (!std::isalpha(static_cast<unsigned char>(c)))
-        fail(equation, absl::StrCat("'", std::string(1, c), "' in operand ", k, "'s subscripts is not a letter"), loc);
-      if (s.find(c) != i)
-        fail(equation, absl::StrCat("label '", std::string(1, c), "' is repeated in operand ", k, "'s subscripts '", s,
-                                    "' (diagonals and traces are not supported)"), loc);
-      ++count[c];
-    }
-    if (static_cast<int>(s.size()) != operands[k]->rank())
-      fail(equation, absl::StrCat("operand ", k, " has rank ", operands[k]->rank(), " (shape ",
-                                  operands[k]->shape().to_string(), ") but its subscripts '", s, "' name ", s.size(),
-                                  " dimension(s)"), loc);
+    terms.push_back(lhs.substr(start, comma - start));
+  terms.push_back(lhs.substr(start));
+  if (terms.size() != operands.size())
+    fail(equation, absl::StrCat("it names ", terms.size(), " operand(s) but ", operands.size(), " were given"), loc);
+  // The ellipsis' rank: the most dims any operand's "..." stands for.
+  std::vector<Subscripts> subs;
+  int ellipsis_rank = 0;
+  for (size_t k = 0; k < terms.size(); ++k) {
+    subs.push_back(split_subscripts(equation, terms[k], absl::StrCat("operand ", k, "'s subscripts"), loc));
+    const int named = static_cast<int>(subs[k].before.size() + subs[k].after.size());
+    const int rank = operands[k]->rank();
+    if (subs[k].ellipsis ? named > rank : named != rank)
+      fail(equation, absl::StrCat("operand ", k, " has rank ", rank, " (shape ", operands[k]->shape().to_string(),
+                                  ") but its subscripts '", terms[k], "' name ", named,
+                                  subs[k].ellipsis ? " dimension(s) besides the ellipsis" : " dimension(s)"), loc);
+    if (subs[k].ellipsis) ellipsis_rank = std::max(ellipsis_rank, rank - named);
   }
-  if (arrow == std::string::npos) {  // implicit output: the labels seen once, alphabetically
-    for (const auto& [c, n] : count) if (n == 1) p.output.push_back(c);
-    std::sort(p.output.begin(), p.output.end());
+  for (int i = 0; i < ellipsis_rank; ++i) p.ellipsis.push_back(ellipsis_label(i));
+  std::map<char, int> count;  // occurrences over all operands (a letter repeated in one counts twice)
+  for (size_t k = 0; k < terms.size(); ++k) {
+    const int dims = operands[k]->rank() - static_cast<int>(subs[k].before.size() + subs[k].after.size());
+    const std::string mine = subs[k].ellipsis ? p.ellipsis.substr(p.ellipsis.size() - dims) : "";
+    p.inputs.push_back(subs[k].before + mine + subs[k].after);
+    for (char c : p.inputs.back()) ++count[c];
+  }
+  if (arrow == std::string::npos) {  // implicit output: the ellipsis, then the letters seen once, alphabetically
+    std::string once;
+    for (const auto& [c, n] : count)
+      if (n == 1 && !is_ellipsis_label(c)) once.push_back(c);
+    std::sort(once.begin(), once.end());
+    p.output = p.ellipsis + once;
     return p;
   }
-  p.output = eq.substr(arrow + 2);
+  const Subscripts out = split_subscripts(equation, eq.substr(arrow + 2), "the output subscripts", loc);
+  p.output = out.before + (out.ellipsis ? p.ellipsis : "") + out.after;
   for (size_t i = 0; i < p.output.size(); ++i) {
     const char c = p.output[i];
-    if (!std::isalpha(static_cast<unsigned char>(c)))
-      fail(equation, absl::StrCat("'", std::string(1, c), "' in the output subscripts is not a letter"), loc);
     if (p.output.find(c) != i)
       fail(equation, absl::StrCat("label '", std::string(1, c), "' is repeated in the output"), loc);
     if (!count.count(c)) fail(equation, absl::StrCat("output label '", std::string(1, c), "' appears in no operand"), loc);
@@ -77,21 +123,21 @@ Parsed parse(std::string_view equation, absl::Span<const Tensor* const> operands
 }
 
 // The size of each label, checked to agree between operands (unknown dims agree with anything).
-std::map<char, int64_t> label_sizes(std::string_view equation, const Parsed& p,
+std::map<char, int64_t> label_sizes(std::string_view equation, const std::vector<std::string>& labels,
                                     absl::Span<const Tensor* const> operands, std::source_location loc) {
   std::map<char, int64_t> size;
   std::map<char, size_t> from;
-  for (size_t k = 0; k < p.inputs.size(); ++k) {
-    for (size_t i = 0; i < p.inputs[k].size(); ++i) {
-      const char c = p.inputs[k][i];
+  for (size_t k = 0; k < labels.size(); ++k) {
+    for (size_t i = 0; i < labels[k].size(); ++i) {
+      const char c = labels[k][i];
       const int64_t d = operands[k]->shape().dim(static_cast<int>(i));
       auto [it, inserted] = size.try_emplace(c, d);
       if (inserted || it->second < 0) {
         it->second = d;
         from[c] = k;
       } else if (d >= 0 && d != it->second) {
-        fail(equation, absl::StrCat("label '", std::string(1, c), "' has size ", it->second, " in operand ", from[c],
-                                    " but size ", d, " in operand ", k), loc);
+        fail(equation, absl::StrCat(label_name(c), " has size ", it->second, " in operand ", from[c], " but size ", d,
+                                    " in operand ", k), loc);
       }
     }
   }
@@ -140,24 +186,90 @@ Tensor reshape_to(std::string_view equation, const Tensor& x, const Ints& shape,
   return reshape(x, shape, loc);
 }
 
+// Note [einsum's repeated labels]: a letter repeated in one operand ("ii->i", "ii", "bii->bi")
+// takes the diagonal along those dims: x times an identity mask over two of them (1 at equal
+// indices, shaped to broadcast over the rest), summed over the second, until the letter is
+// left once. Elementwise ops and a sum, so the gradient and the graph come from them; the
+// letter's size must be known when einsum is called (the mask's size).
+template <typename T>
+Tensor identity_mask(int rank, int p1, int p2, int64_t n) {
+  Ints shape(static_cast<size_t>(rank), 1);
+  shape[p1] = shape[p2] = n;
+  std::vector<T> v(static_cast<size_t>(n * n), T(0));
+  for (int64_t i = 0; i < n; ++i) v[i * n + i] = T(1);
+  return Tensor(std::move(v), Shape(shape));
+}
+
+Tensor take_diagonals(std::string_view equation, const Tensor& operand, std::string& labels, size_t k,
+                      std::source_location loc) {
+  Tensor x = operand;
+  for (size_t p2 = 0; p2 < labels.size();) {
+    const size_t p1 = labels.find(labels[p2]);
+    if (p1 == p2) {
+      ++p2;
+      continue;
+    }
+    const int64_t n = x.shape().dim(static_cast<int>(p2));
+    if (n < 0)
+      fail(equation, absl::StrCat("label '", std::string(1, labels[p2]), "' is repeated in operand ", k,
+                                  " and its size is not known (the diagonal's mask needs it)"), loc);
+    if (x.shape().dim(static_cast<int>(p1)) >= 0 && x.shape().dim(static_cast<int>(p1)) != n)
+      fail(equation, absl::StrCat("label '", std::string(1, labels[p2]), "' is repeated in operand ", k, " with sizes ",
+                                  x.shape().dim(static_cast<int>(p1)), " and ", n), loc);
+    const int rank = static_cast<int>(labels.size()), a = static_cast<int>(p1), b = static_cast<int>(p2);
+    Tensor mask;
+    switch (x.dtype()) {
+      case DType::kFloat64: mask = identity_mask<double>(rank, a, b, n); break;
+      case DType::kInt32: mask = identity_mask<int32_t>(rank, a, b, n); break;
+      case DType::kInt64: mask = identity_mask<int64_t>(rank, a, b, n); break;
+      default: mask = identity_mask<float>(rank, a, b, n); break;  // other dtypes: matmul names them
+    }
+    x = reduce_sum(mul(x, mask, loc), Axes({static_cast<int64_t>(p2)}), false, loc);
+    labels.erase(p2, 1);
+  }
+  return x;
+}
+
+// Note [einsum's ellipsis]: squeezes out of each operand the ellipsis dims of size 1 whose
+// label has another size in the other operand, so the label stays the other's alone.
+void broadcast_ellipsis(const Parsed& p, std::vector<Tensor>& xs, std::vector<std::string>& labels,
+                        std::source_location loc) {
+  if (xs.size() != 2) return;
+  for (char c : p.ellipsis)
+    for (size_t k = 0; k < 2; ++k) {
+      const size_t mine = labels[k].find(c), theirs = labels[1 - k].find(c);
+      if (mine == std::string::npos || theirs == std::string::npos) continue;
+      if (xs[k].shape().dim(static_cast<int>(mine)) != 1 || xs[1 - k].shape().dim(static_cast<int>(theirs)) == 1)
+        continue;
+      xs[k] = squeeze(xs[k], {static_cast<int64_t>(mine)}, loc);
+      labels[k].erase(mine, 1);
+    }
+}
+
 Tensor einsum_impl(std::string_view equation, absl::Span<const Tensor* const> operands, std::source_location loc) {
   for (size_t k = 0; k < operands.size(); ++k)
     if (!operands[k]->defined()) throw InvalidArgumentError(absl::StrCat("[einsum] operand ", k, " is ", operands[k]->empty_reason()), loc);
-  Parsed p = parse(equation, operands, loc);
-  const std::map<char, int64_t> size = label_sizes(equation, p, operands, loc);
-  if (operands.size() == 1) {
-    std::string labels = p.inputs[0];
-    if (labels == p.output) return identity(*operands[0], loc);
-    const Tensor summed = sum_out(*operands[0], labels, p.output, loc);
-    return permute(summed, labels, p.output, loc);
-  }
-  if (operands[0]->dtype() != operands[1]->dtype())
+  const Parsed p = parse(equation, operands, loc);
+  if (operands.size() == 2 && operands[0]->dtype() != operands[1]->dtype())
     fail(equation, absl::StrCat("operand 0 has dtype ", dtype_name(operands[0]->dtype()), " but operand 1 has dtype ",
                                 dtype_name(operands[1]->dtype())), loc);
+  std::vector<Tensor> xs;
+  std::vector<std::string> labels = p.inputs;
+  for (size_t k = 0; k < operands.size(); ++k) xs.push_back(take_diagonals(equation, *operands[k], labels[k], k, loc));
+  broadcast_ellipsis(p, xs, labels, loc);
+  std::vector<const Tensor*> ready;
+  for (const Tensor& x : xs) ready.push_back(&x);
+  const std::map<char, int64_t> size = label_sizes(equation, labels, ready, loc);
+  if (operands.size() == 1) {
+    std::string l = labels[0];
+    if (l == p.output) return l == p.inputs[0] ? identity(xs[0], loc) : xs[0];
+    const Tensor summed = sum_out(xs[0], l, p.output, loc);
+    return permute(summed, l, p.output, loc);
+  }
   // Labels of one operand that are neither in the other nor in the output are summed first.
-  std::string la = p.inputs[0], lb = p.inputs[1];
-  const Tensor a = sum_out(*operands[0], la, lb + p.output, loc);
-  const Tensor b = sum_out(*operands[1], lb, la + p.output, loc);
+  std::string la = labels[0], lb = labels[1];
+  const Tensor a = sum_out(xs[0], la, lb + p.output, loc);
+  const Tensor b = sum_out(xs[1], lb, la + p.output, loc);
   std::string batch, afree, bfree, contracted;
   for (char c : p.output) {
     if (has(la, c) && has(lb, c)) batch.push_back(c);
@@ -177,9 +289,9 @@ Tensor einsum_impl(std::string_view equation, absl::Span<const Tensor* const> op
   const Tensor b3 = reshape_to(equation, permute(b, lb, batch + contracted + bfree, loc), blocks(contracted, bfree), loc);
   const Tensor c3 = matmul(a3, b3, false, false, loc);
   Ints full;
-  const std::string labels = batch + afree + bfree;
-  for (char ch : labels) full.push_back(size.at(ch));
-  return permute(reshape_to(equation, c3, full, loc), labels, p.output, loc);
+  const std::string result = batch + afree + bfree;
+  for (char ch : result) full.push_back(size.at(ch));
+  return permute(reshape_to(equation, c3, full, loc), result, p.output, loc);
 }
 
 }  // namespace

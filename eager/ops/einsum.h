@@ -1,5 +1,4 @@
-// einsum: Einstein summation over one or two operands, as tf.einsum for equations without
-// ellipsis or repeated labels within one operand.
+// einsum: Einstein summation over one or two operands, as tf.einsum.
 //
 //   einsum("ij,jk->ik", a, b);     // matmul
 //   einsum("bij,bjk->bik", a, b);  // batch matmul
@@ -8,6 +7,9 @@
 //   einsum("i,i->", u, v);         // dot product
 //   einsum("ij->", a);             // sum of all elements
 //   einsum("ij,jk", a, b);         // implicit output: labels seen once, alphabetical ("ik")
+//   einsum("...b,bc->...c", x, w); // "..." for the dims no letter names (Keras' EinsumDense)
+//   einsum("ii->i", m);            // a letter repeated in one operand: the diagonal
+//   einsum("ii", m);               // the trace
 //
 // Note [einsum is a composite]: einsum has no OpDef and no kernel. The equation is read at
 // call time and turned into primitives: reduce_sum for labels of one operand that appear
@@ -17,9 +19,15 @@
 // A TensorFlow GraphDef's Einsum node is read as this composite (Note [Composites in a
 // GraphDef], graph/graph_def_composites.h).
 //
+// "..." stands for the dims of an operand that its letters do not name, aligned from the right
+// and broadcast between the operands (a dim of 1 against another size); in an implicit output
+// they come first; left out of an explicit output, they are summed (Note [einsum's ellipsis]).
+// A letter repeated within one operand takes the diagonal of those dims, whose size must then
+// be known (Note [einsum's repeated labels]).
+//
 // Labels are ASCII letters. A bad equation (wrong operand count, a label of the output that no
-// operand has, a repeated output label, a label repeated within one operand, "...", sizes of
-// one label that differ) is an InvalidArgumentError starting "[einsum]" that says which.
+// operand has, a repeated output label, a '.' outside one "...", sizes of one label that
+// differ) is an InvalidArgumentError starting "[einsum]" that says which.
 // Operand dtypes are those of matmul (float32, float64, int32, int64).
 #pragma once
 

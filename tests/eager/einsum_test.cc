@@ -64,11 +64,18 @@ TEST(EinsumTest, BadEquationsSayWhatIsWrong) {
   EXPECT_THAT(error_of([&] { einsum("ij,jk->ik", a); }),
               AllOf(HasSubstr("[einsum] equation 'ij,jk->ik': it names 2 operand(s) but 1 were given"),
                     HasSubstr("einsum_test.cc:")));
-  EXPECT_THAT(error_of([&] { einsum("ii->i", rnd({2, 2}, 9)); }),
-              HasSubstr("label 'i' is repeated in operand 0's subscripts 'ii'"));
+  EXPECT_THAT(error_of([&] { einsum("ij->i", rnd({2, 2, 2}, 9)); }), HasSubstr("name 2 dimension(s)"));
   EXPECT_THAT(error_of([&] { einsum("ij->k", a); }), HasSubstr("output label 'k' appears in no operand"));
   EXPECT_THAT(error_of([&] { einsum("ij->ii", a); }), HasSubstr("label 'i' is repeated in the output"));
-  EXPECT_THAT(error_of([&] { einsum("...ij->ij", a); }), HasSubstr("ellipsis ('...') is not supported"));
+  EXPECT_THAT(error_of([&] { einsum("i..j->ij", a); }),
+              HasSubstr("operand 0's subscripts has a '.' that is not part of one '...'"));
+  EXPECT_THAT(error_of([&] { einsum("...ijk->ij", a); }),
+              HasSubstr("operand 0 has rank 2 (shape [2,3]) but its subscripts '...ijk' name 3 dimension(s) besides "
+                        "the ellipsis"));
+  EXPECT_THAT(error_of([&] { einsum("...i,...i->...", rnd({2, 3}, 20), rnd({4, 3}, 21)); }),
+              HasSubstr("the ellipsis' dim 0 has size 2 in operand 0 but size 4 in operand 1"));
+  EXPECT_THAT(error_of([&] { einsum("iij->j", rnd({2, 3, 3}, 22)); }),
+              HasSubstr("label 'i' is repeated in operand 0 with sizes 2 and 3"));
   EXPECT_THAT(error_of([&] { einsum("ij,jk->ik", a, b); }),
               HasSubstr("[einsum] equation 'ij,jk->ik': label 'j' has size 3 in operand 0 but size 4 in operand 1"));
   EXPECT_THAT(error_of([&] { einsum("ijk->i", a); }),
@@ -76,6 +83,73 @@ TEST(EinsumTest, BadEquationsSayWhatIsWrong) {
   EXPECT_THAT(error_of([&] { einsum("i1->i", a); }), HasSubstr("'1' in operand 0's subscripts is not a letter"));
   EXPECT_THAT(error_of([&] { einsum("ij,jk->ik", a, cast(rnd({3, 2}, 10), DType::kFloat32)); }),
               HasSubstr("operand 0 has dtype float64 but operand 1 has dtype float32"));
+}
+
+TEST(EinsumTest, EllipsisBroadcastsLikeNumpyAndTensorflow) {
+  const Tensor x = rnd({2, 3, 4}, 30), w = rnd({4, 5}, 31);
+  expect_close(einsum("...b,bc->...c", x, w), matmul(x, w), 1e-12);  // Keras' EinsumDense
+  const Tensor y = rnd({2, 4, 5}, 32);
+  expect_close(einsum("...ij,...jk->...ik", x, y), matmul(x, y), 1e-12);
+  // A dim of 1 broadcasts against the other operand's; dims the ellipsis lacks are the other's.
+  const Tensor a = rnd({2, 1, 3, 4}, 33), b = rnd({5, 4, 6}, 34);
+  const Tensor ab = einsum("...ij,...jk->...ik", a, b);
+  EXPECT_EQ(ab.shape(), (Shape{2, 5, 3, 6}));
+  expect_close(ab, matmul(a, b), 1e-12);
+  const Tensor u = rnd({2, 1, 3}, 35), v = rnd({4, 3}, 36);
+  expect_close(einsum("...i,...i->...", u, v), reduce_sum(u * v, {2}), 1e-12);
+  // Implicit output: the ellipsis first, then the letters seen once in order; left out of an
+  // explicit output, the ellipsis' dims are summed.
+  expect_close(einsum("...ji", x), transpose(x, {0, 2, 1}), 0);
+  expect_close(einsum("...ij->ij", x), reduce_sum(x, {0}), 1e-12);
+  expect_close(einsum("i...->...i", x), transpose(x, {1, 2, 0}), 0);
+  expect_close(einsum("...->...", x), x, 0);
+  // An ellipsis of no dims is allowed.
+  const Tensor flat = rnd({3, 4}, 37);
+  expect_close(einsum("...ij,jk->...ik", flat, w), matmul(flat, w), 1e-12);
+}
+
+TEST(EinsumTest, RepeatedLabelsTakeDiagonals) {
+  const Tensor m(std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9}, Shape{3, 3});
+  EXPECT_THAT(einsum("ii->i", m).to_vector<double>(), ElementsAre(1, 5, 9));
+  EXPECT_EQ(einsum("ii", m).item<double>(), 15);  // implicit: i is seen twice, so summed: the trace
+  EXPECT_EQ(einsum("ii->", m).item<double>(), 15);
+  const Tensor cube = rnd({3, 3, 3}, 40);
+  const std::vector<double> c = cube.to_vector<double>();
+  EXPECT_THAT(einsum("iii->i", cube).to_vector<double>(), ElementsAre(c[0], c[13], c[26]));
+  const Tensor batched = rnd({2, 3, 3}, 41);
+  const std::vector<double> bv = batched.to_vector<double>();
+  EXPECT_THAT(einsum("bii->bi", batched).to_vector<double>(), ElementsAre(bv[0], bv[4], bv[8], bv[9], bv[13], bv[17]));
+  EXPECT_THAT(einsum("iib->bi", transpose(batched, {1, 2, 0})).to_vector<double>(),
+              ElementsAre(bv[0], bv[4], bv[8], bv[9], bv[13], bv[17]));
+  // With a second operand: out[i, j] = a[i, j] * b[j, j].
+  const Tensor a = rnd({2, 3}, 42);
+  expect_close(einsum("ij,jj->ij", a, m), a * Tensor(std::vector<double>{1, 5, 9}, Shape{3}), 1e-12);
+  EXPECT_EQ(einsum("ii->i", Tensor(std::vector<int32_t>{1, 2, 3, 4}, Shape{2, 2})).dtype(), DType::kInt32);
+  // The gradient of the trace is the identity.
+  GradientTape tape;
+  tape.watch(m);
+  EXPECT_THAT(tape.gradient(einsum("ii", m), m).to_vector<double>(), ElementsAre(1, 0, 0, 0, 1, 0, 0, 0, 1));
+}
+
+TEST(EinsumTest, EllipsisAndDiagonalsTraceWithUnknownDims) {
+  const Tensor w = rnd({4, 5}, 50);
+  Graph g;
+  Tensor x, y, d;
+  {
+    auto scope = g.as_default();
+    x = placeholder(DType::kFloat64, {-1, 3, 4}, "x");
+    y = einsum("...b,bc->...c", x, w);
+    EXPECT_EQ(y.shape(), (Shape{-1, 3, 5}));
+    d = einsum("bii->bi", placeholder(DType::kFloat64, {-1, 3, 3}, "m"));
+    EXPECT_EQ(d.shape(), (Shape{-1, 3}));
+    // A repeated label of unknown size has no mask.
+    EXPECT_THAT(error_of([&] { einsum("ii->i", placeholder(DType::kFloat64, {-1, -1}, "u")); }),
+                HasSubstr("label 'i' is repeated in operand 0 and its size is not known"));
+  }
+  const Tensor xv = rnd({2, 3, 4}, 51), mv = rnd({2, 3, 3}, 52);
+  Session s(g);
+  expect_close(s.run(y, {{x, xv}}), matmul(xv, w), 1e-12);
+  expect_close(s.run(d, {{g.get_tensor_by_name("m:0"), mv}}), einsum("bii->bi", mv), 0);
 }
 
 TEST(EinsumTest, GradientsComeThroughThePrimitives) {

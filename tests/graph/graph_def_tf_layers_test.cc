@@ -292,12 +292,18 @@ TEST(GraphDefTfLayersTest, FrozenEinsumNodesRunAsTheComposite) {
   EXPECT_GE(gated, 2);
   expect_close(run_with_shape(c, "scores:0", Shape{2, 2, 4, 4}, "x:0", x), got, 0);
 
-  // What the composite refuses is the node's error.
+  // Keras' EinsumDense with an ellipsis ("...c,cd->...d") reads too; what the composite refuses
+  // is the node's error.
   std::string ellipsis = text;
   ellipsis.replace(ellipsis.find("abc,cd->abd"), 11, "...c,cd->...d");
-  EXPECT_THAT(error_of([&] { graph_from_graph_def(graph_def_from_text(ellipsis)); }),
-              HasSubstr("node 'dense/einsum/Einsum' (Einsum): [einsum] equation '...c,cd->...d': ellipsis ('...') is not "
-                        "supported"));
+  Graph e = graph_from_graph_def(graph_def_from_text(ellipsis));
+  EXPECT_EQ(e.get_tensor_by_name("dense/einsum/Einsum:0").shape(), (Shape{-1, 4, 4}));
+  expect_close(run_with_shape(e, "scores:0", Shape{2, 2, 4, 4}, "x:0", x), got, 0);
+  std::string diagonal = text;
+  diagonal.replace(diagonal.find("abc,cd->abd"), 11, "abc,cc->abd");
+  EXPECT_THAT(error_of([&] { graph_from_graph_def(graph_def_from_text(diagonal)); }),
+              HasSubstr("node 'dense/einsum/Einsum' (Einsum): [einsum] equation 'abc,cc->abd': output label 'd' "
+                        "appears in no operand"));
   std::string typed = text;
   const std::string float_t = "attr { key: \"N\" value { i: 2 } } attr { key: \"T\" value { type: DT_FLOAT } }";
   typed.replace(typed.find(float_t), float_t.size(), "attr { key: \"N\" value { i: 2 } } attr { key: \"T\" value { type: DT_INT32 } }");
