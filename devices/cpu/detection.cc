@@ -124,7 +124,7 @@ absl::Status combined_nms_kernel(KernelContext& ctx) {
     const float* bb = boxes.data<float>() + b * n * q * 4;
     const float* sb = scores.data<float>() + b * n * classes;
     std::vector<Kept> all;
-    for (int64_t c = 0; c < classes && detections > 0; ++c)
+    for (int64_t c = 0; c < classes && detections > 0 && n > 0; ++c)  // (classes may be a huge empty dim)
       for (int32_t i : greedy_nms(n, bb + (q == 1 ? 0 : c * 4), q * 4, sb + c, classes, per_class, iou_threshold,
                                   score_threshold))
         all.push_back(Kept{sb[i * classes + c], c, i});

@@ -214,22 +214,12 @@ absl::Status resize_nearest_grad_kernel(KernelContext& ctx) {
 // ---- CropAndResize (eager/ops/resize.h) ----
 // C: the arithmetic's type, float32 as TensorFlow's kernels (bit for bit) or float64.
 
-// The image coordinate that crop position i samples along an axis of `size` pixels, for box
-// edges a, b (normalized) and `crop` samples, in TensorFlow's order of operations.
-template <typename C>
-C crop_coordinate(C a, C b, int64_t size, int64_t crop, int64_t i) {
-  if (crop > 1) {
-    const C scale = (b - a) * static_cast<C>(size - 1) / static_cast<C>(crop - 1);
-    return a * static_cast<C>(size - 1) + static_cast<C>(i) * scale;
-  }
-  return static_cast<C>(0.5 * static_cast<double>(a + b) * static_cast<double>(size - 1));
-}
-
-// d coordinate / d a and d coordinate / d b, for CropAndResizeGradBoxes.
+// d coordinate / d a and d coordinate / d b of crop position i (CropAndResizeGradBoxes), with
+// TensorFlow's ratio (size - 1) / (crop - 1).
 template <typename C>
 std::pair<C, C> crop_coordinate_slopes(int64_t size, int64_t crop, int64_t i) {
   if (crop > 1) {
-    const C moved = static_cast<C>(i) * static_cast<C>(size - 1) / static_cast<C>(crop - 1);
+    const C moved = static_cast<C>(i) * (static_cast<C>(size - 1) / static_cast<C>(crop - 1));
     return {static_cast<C>(size - 1) - moved, moved};
   }
   const C half = static_cast<C>(0.5 * static_cast<double>(size - 1));
@@ -246,18 +236,31 @@ struct CropSample {
   C lerp = 0;
 };
 
+// One box's samples along an axis of `size` pixels: box edges a, b (normalized), `crop`
+// positions, in TensorFlow's order of operations. Computed per position, as TensorFlow does:
+// a table per box would take more memory than the crop itself when it is one pixel deep.
 template <typename C>
-std::vector<CropSample<C>> crop_axis(C a, C b, int64_t size, int64_t crop) {
-  std::vector<CropSample<C>> samples(static_cast<size_t>(crop));
-  for (int64_t i = 0; i < crop; ++i) {
-    const C v = crop_coordinate(a, b, size, crop, i);
-    if (!(v >= 0 && v <= static_cast<C>(size - 1))) continue;
-    const C f = std::floor(v);
-    samples[i] = {true, static_cast<int64_t>(f), static_cast<int64_t>(std::ceil(v)), static_cast<int64_t>(std::round(v)),
-                  v - f};
+struct CropAxis {
+  C a, b, scale;
+  int64_t size, crop;
+  CropAxis(C a_, C b_, int64_t size_, int64_t crop_)
+      : a(a_), b(b_), scale(crop_ > 1 ? (b_ - a_) * static_cast<C>(size_ - 1) / static_cast<C>(crop_ - 1) : C(0)),
+        size(size_), crop(crop_) {}
+  C coordinate(int64_t i) const {
+    if (crop > 1) return a * static_cast<C>(size - 1) + static_cast<C>(i) * scale;
+    return static_cast<C>(0.5 * static_cast<double>(a + b) * static_cast<double>(size - 1));
   }
-  return samples;
-}
+  // TensorFlow compares in C; past 2^24 pixels a float32 coordinate can round to `size`, which it
+  // would read: here the pixels are clamped to size - 1.
+  CropSample<C> operator[](int64_t i) const {
+    const C v = coordinate(i);
+    if (!(v >= 0 && v <= static_cast<C>(size - 1))) return {};
+    const C f = std::floor(v);
+    const int64_t last = size - 1;
+    return {true, std::min(static_cast<int64_t>(f), last), std::min(static_cast<int64_t>(std::ceil(v)), last),
+            std::min(static_cast<int64_t>(std::round(v)), last), v - f};
+  }
+};
 
 // The boxes (input `at`, float32 or float64, read as C) and their images (input at + 1), each
 // checked against the images' batch.
@@ -323,24 +326,27 @@ absl::Status crop_and_resize_kernel(KernelContext& ctx) {
   parallel_for(boxes.n, ch * cw * depth * 8, [&](int64_t begin, int64_t end) {
     for (int64_t b = begin; b < end; ++b) {
       const C* box = boxes.box(b);
-      const auto ys = crop_axis(box[0], box[2], h, ch), xs = crop_axis(box[1], box[3], w, cw);
+      const CropAxis<C> ys(box[0], box[2], h, ch), xs(box[1], box[3], w, cw);
       const In* img = x + boxes.image[b] * h * w * depth;
-      for (int64_t i = 0; i < ch; ++i)
+      for (int64_t i = 0; i < ch; ++i) {
+        const CropSample<C> sy = ys[i];
         for (int64_t j = 0; j < cw; ++j) {
           C* o = y + ((b * ch + i) * cw + j) * depth;
-          if (!ys[i].inside || !xs[j].inside) {
+          const CropSample<C> sx = sy.inside ? xs[j] : CropSample<C>{};
+          if (!sx.inside) {
             std::fill_n(o, depth, fill);
           } else if (bilinear) {
             for (int64_t c = 0; c < depth; ++c) {
-              const Corners<C, In> p(img, w, depth, ys[i], xs[j], c);
-              const C top = p.tl + (p.tr - p.tl) * xs[j].lerp, bottom = p.bl + (p.br - p.bl) * xs[j].lerp;
-              o[c] = top + (bottom - top) * ys[i].lerp;
+              const Corners<C, In> p(img, w, depth, sy, sx, c);
+              const C top = p.tl + (p.tr - p.tl) * sx.lerp, bottom = p.bl + (p.br - p.bl) * sx.lerp;
+              o[c] = top + (bottom - top) * sy.lerp;
             }
           } else {
-            const In* p = img + (ys[i].nearest * w + xs[j].nearest) * depth;
+            const In* p = img + (sy.nearest * w + sx.nearest) * depth;
             for (int64_t c = 0; c < depth; ++c) o[c] = static_cast<C>(p[c]);
           }
         }
+      }
     }
   });
   return absl::OkStatus();
@@ -369,14 +375,15 @@ absl::Status crop_grad_image(KernelContext& ctx) {
   const C* g = grads.data<C>();
   for (int64_t b = 0; b < boxes.n; ++b) {
     const C* box = boxes.box(b);
-    const auto ys = crop_axis(box[0], box[2], h, ch), xs = crop_axis(box[1], box[3], w, cw);
+    const CropAxis<C> ys(box[0], box[2], h, ch), xs(box[1], box[3], w, cw);
     T* img = dx + boxes.image[b] * h * w * depth;
-    for (int64_t i = 0; i < ch; ++i)
+    for (int64_t i = 0; i < ch; ++i) {
+      const CropSample<C> y = ys[i];
+      if (!y.inside) continue;
       for (int64_t j = 0; j < cw; ++j) {
-        if (!ys[i].inside || !xs[j].inside) continue;
+        const CropSample<C> x = xs[j];
+        if (!x.inside) continue;
         const C* gr = g + ((b * ch + i) * cw + j) * depth;
-        const CropSample<C>& y = ys[i];
-        const CropSample<C>& x = xs[j];
         for (int64_t c = 0; c < depth; ++c) {
           if (!bilinear) {
             img[(y.nearest * w + x.nearest) * depth + c] += static_cast<T>(gr[c]);
@@ -389,6 +396,7 @@ absl::Status crop_grad_image(KernelContext& ctx) {
           img[(y.upper * w + x.upper) * depth + c] += static_cast<T>(x.lerp * bottom);
         }
       }
+    }
   }
   return absl::OkStatus();
 }
@@ -421,19 +429,21 @@ absl::Status crop_grad_boxes(KernelContext& ctx) {
   parallel_for(boxes.n, ch * cw * depth * 16, [&](int64_t begin, int64_t end) {
     for (int64_t b = begin; b < end; ++b) {
       const C* box = boxes.box(b);
-      const auto ys = crop_axis(box[0], box[2], h, ch), xs = crop_axis(box[1], box[3], w, cw);
+      const CropAxis<C> ys(box[0], box[2], h, ch), xs(box[1], box[3], w, cw);
       const In* img = x + boxes.image[b] * h * w * depth;
       C d[4] = {0, 0, 0, 0};  // d y1, d x1, d y2, d x2
       for (int64_t i = 0; i < ch; ++i) {
-        if (!ys[i].inside) continue;
+        const CropSample<C> sy = ys[i];
+        if (!sy.inside) continue;
         const auto [y1_slope, y2_slope] = crop_coordinate_slopes<C>(h, ch, i);
         for (int64_t j = 0; j < cw; ++j) {
-          if (!xs[j].inside) continue;
+          const CropSample<C> sx = xs[j];
+          if (!sx.inside) continue;
           const auto [x1_slope, x2_slope] = crop_coordinate_slopes<C>(w, cw, j);
-          const C yl = ys[i].lerp, xl = xs[j].lerp;
+          const C yl = sy.lerp, xl = sx.lerp;
           const C* gr = g + ((b * ch + i) * cw + j) * depth;
           for (int64_t c = 0; c < depth; ++c) {
-            const Corners<C, In> p(img, w, depth, ys[i], xs[j], c);
+            const Corners<C, In> p(img, w, depth, sy, sx, c);
             const C along_y = gr[c] * ((1 - xl) * (p.bl - p.tl) + xl * (p.br - p.tr));
             const C along_x = gr[c] * ((1 - yl) * (p.tr - p.tl) + yl * (p.br - p.bl));
             d[0] += along_y * y1_slope;

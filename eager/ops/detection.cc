@@ -91,7 +91,7 @@ OpDef kNonMaxSuppressionV3{.type = "NonMaxSuppressionV3", .api_name = "non_max_s
 OpDef kCombinedNonMaxSuppression{
     .type = "CombinedNonMaxSuppression", .api_name = "combined_non_max_suppression", .num_inputs = 4,
     .infer = combined_nms_shape, .differentiable = false,
-    .tf_form = "max_output_size_per_class@int#2 max_total_size@int#3 pad_per_class:bool=false clip_boxes:bool=true"};
+    .tf_form = "max_output_size_per_class@int#2 max_total_size@int#3 pad_per_class:bool=false clip_boxes:bool=true?"};
 
 }  // namespace
 

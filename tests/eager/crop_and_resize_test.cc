@@ -3,6 +3,8 @@
 // bilinear samples are exact), extrapolation, flipped boxes, nearest rounding, dtypes, errors,
 // the gradient ops as adjoints and derivatives, and each op traced and run in a Session with
 // unknown dims. Numeric gradient checks: tests/tape/gradient_check_test.cc.
+#include <cmath>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -152,12 +154,24 @@ TEST(CropAndResizeGradTest, TheImageGradientIsTheAdjointOfTheCrop) {
   }
 }
 
-TEST(CropAndResizeGradTest, TheBoxesGradientIsTheTapes) {
+TEST(CropAndResizeGradTest, TheTapesBoxesGradientIsTheGradBoxesOp) {
   // One sample between pixels: moving y1 or y2 moves it by (height - 1) / 2 per unit.
   const Tensor b = cast(boxes({0.75f, 0.25f, 0.75f, 0.25f}), DType::kFloat64);
   const Tensor g(std::vector<double>{1.0}, Shape{1, 1, 1, 1});
   EXPECT_THAT(crop_and_resize_grad_boxes(g, ramp(DType::kFloat64), b, indices({0})).to_vector<double>(),
               ElementsAre(3.0, 1.0, 3.0, 1.0));  // d(3y + x)/dy1 = 3 * (3 - 1) / 2, d/dx1 = 1 * (3 - 1) / 2
+  // On a random image: the tape's gradients in images and boxes are the two gradient ops'.
+  const Tensor x = rnd({2, 5, 4, 3}, -1, 1, 60), up = rnd({2, 3, 2, 3}, -1, 1, 61);
+  const Tensor two = Tensor(std::vector<double>{0.1, 0.2, 0.9, 0.7, 0.8, 0.9, 0.05, 0.1}, Shape{2, 4});
+  {
+    GradientTape t;
+    t.watch(x);
+    t.watch(two);
+    const std::vector<Tensor> d = t.gradient(reduce_sum(crop_and_resize(x, two, indices({1, 0}), {3, 2}) * up),
+                                             {Source(x), Source(two)});
+    expect_close(d[0], crop_and_resize_grad_image(up, two, indices({1, 0}), shape(x), DType::kFloat64), 0);
+    expect_close(d[1], crop_and_resize_grad_boxes(up, x, two, indices({1, 0})), 0);
+  }
   GradientTape tape;
   tape.watch(b);
   const Tensor nearest = crop_and_resize(ramp(DType::kFloat64), b, indices({0}), {2, 2}, "nearest");
@@ -171,6 +185,27 @@ TEST(CropAndResizeGradTest, TheBoxesGradientIsTheTapes) {
   const Tensor db = inner.gradient(y, b);
   EXPECT_THAT(error_of<UnimplementedError>([&] { outer.gradient(reduce_sum(db), b); }),
               HasSubstr("the gradient of CropAndResizeGradBoxes with respect to boxes is not implemented"));
+}
+
+// Past 2^24 pixels a float32 coordinate can round up to the axis' length: TensorFlow's kernel
+// would read (and its gradient write) one pixel past the row; here the last pixel is used.
+TEST(CropAndResizeTest, CoordinatesRoundedPastTheLastPixelReadTheLastPixel) {
+  const int64_t w = 16777220;  // float32(w - 1) == w
+  std::vector<uint8_t> row(static_cast<size_t>(w), 0);
+  row.back() = 7;
+  const Tensor image(std::move(row), Shape{1, 1, w, 1});
+  EXPECT_THAT(crop_and_resize(image, boxes({0, 0, 0, 1}), indices({0}), {1, 2}).to_vector<float>(), ElementsAre(0, 7));
+  EXPECT_THAT(crop_and_resize(image, boxes({0, 1, 0, 1}), indices({0}), {1, 1}, "nearest").to_vector<float>(),
+              ElementsAre(7));
+  const Tensor g(std::vector<float>{1, 2}, Shape{1, 1, 2, 1});
+  const Tensor dx = crop_and_resize_grad_image(
+      g, boxes({0, 0, 0, 1}), indices({0}), Tensor(std::vector<int32_t>{1, 1, static_cast<int32_t>(w), 1}, Shape{4}),
+      DType::kFloat32);
+  EXPECT_EQ(dx.shape(), (Shape{1, 1, w, 1}));
+  EXPECT_EQ(reduce_sum(dx).item<float>(), 3);
+  EXPECT_EQ(slice(dx, {0, 0, w - 1, 0}, {1, 1, 1, 1}).item<float>(), 2);
+  EXPECT_TRUE(std::isfinite(
+      reduce_sum(crop_and_resize_grad_boxes(g, image, boxes({0, 0, 0, 1}), indices({0}))).item<float>()));
 }
 
 TEST(CropAndResizeContextTest, TracedAndSessionRunsMatchEagerWithUnknownDims) {
