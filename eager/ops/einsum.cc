@@ -35,7 +35,8 @@ struct Parsed {
 // name, aligned from the right across operands and broadcast (numpy's and TensorFlow's rule).
 // parse gives them labels of their own, bytes 0x80 + i that no equation can spell (labels are
 // letters), so the rest of einsum treats them as letters: in the output ("->...k", or first in
-// an implicit output) they are batch or free dims; left out of an explicit output, summed.
+// an implicit output) they are batch or free dims. An explicit output must have the "..." when
+// it stands for any dim (TensorFlow's rule; numpy would sum them).
 // An ellipsis dim of size 1 facing a larger one in the other operand is squeezed out of its
 // operand before the contraction (broadcast_ellipsis), so the label is the other's alone.
 constexpr int kEllipsisLabel0 = 0x80;
@@ -112,7 +113,10 @@ Parsed parse(std::string_view equation, absl::Span<const Tensor* const> operands
     return p;
   }
   const Subscripts out = split_subscripts(equation, eq.substr(arrow + 2), "the output subscripts", loc);
-  p.output = out.before + (out.ellipsis ? p.ellipsis : "") + out.after;
+  if (!out.ellipsis && !p.ellipsis.empty())
+    fail(equation, absl::StrCat("the operands' ellipsis stands for ", p.ellipsis.size(),
+                                " dim(s) but the output subscripts have no '...' (TensorFlow refuses it too)"), loc);
+  p.output = out.before + p.ellipsis + out.after;
   for (size_t i = 0; i < p.output.size(); ++i) {
     const char c = p.output[i];
     if (p.output.find(c) != i)

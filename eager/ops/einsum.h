@@ -21,7 +21,8 @@
 //
 // "..." stands for the dims of an operand that its letters do not name, aligned from the right
 // and broadcast between the operands (a dim of 1 against another size); in an implicit output
-// they come first; left out of an explicit output, they are summed (Note [einsum's ellipsis]).
+// they come first; an explicit output must place them with its own "..." when they are any
+// (Note [einsum's ellipsis]).
 // A letter repeated within one operand takes the diagonal of those dims, whose size must then
 // be known (Note [einsum's repeated labels]).
 //

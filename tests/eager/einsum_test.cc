@@ -97,10 +97,14 @@ TEST(EinsumTest, EllipsisBroadcastsLikeNumpyAndTensorflow) {
   expect_close(ab, matmul(a, b), 1e-12);
   const Tensor u = rnd({2, 1, 3}, 35), v = rnd({4, 3}, 36);
   expect_close(einsum("...i,...i->...", u, v), reduce_sum(u * v, {2}), 1e-12);
-  // Implicit output: the ellipsis first, then the letters seen once in order; left out of an
-  // explicit output, the ellipsis' dims are summed.
+  // Implicit output: the ellipsis first, then the letters seen once in order. An explicit output
+  // needs its "..." when the ellipsis stands for dims (TensorFlow's rule), not when it is empty.
   expect_close(einsum("...ji", x), transpose(x, {0, 2, 1}), 0);
-  expect_close(einsum("...ij->ij", x), reduce_sum(x, {0}), 1e-12);
+  EXPECT_THAT(error_of([&] { einsum("...ij->ij", x); }),
+              HasSubstr("[einsum] equation '...ij->ij': the operands' ellipsis stands for 1 dim(s) but the output "
+                        "subscripts have no '...'"));
+  const Tensor m = rnd({3, 4}, 38);
+  expect_close(einsum("...ij->ij", m), m, 0);
   expect_close(einsum("i...->...i", x), transpose(x, {1, 2, 0}), 0);
   expect_close(einsum("...->...", x), x, 0);
   // An ellipsis of no dims is allowed.
