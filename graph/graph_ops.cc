@@ -2,6 +2,10 @@
 
 #include "core/checked_size.h"
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <mutex>
 
@@ -40,8 +44,6 @@ absl::StatusOr<OutputSpecs> assert_spec(const InferenceContext& ctx) {
   if (!ordered)
     return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] attr 'text_positions' must give each of the ", texts.size(),
                                                    " texts an increasing position among the ", items, " data items"));
-  if (ctx.attrs.get_or<int64_t>("summarize", 3) < 0)
-    return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] attr 'summarize' must be at least 0"));
   return OutputSpecs{};
 }
 
@@ -207,20 +209,67 @@ absl::StatusOr<std::vector<std::string>> decode_texts(std::string_view encoded) 
 }
 
 namespace {
-// The first `summarize` values, as TensorFlow's Tensor::SummarizeValue lists them ("..." after).
+// TensorFlow's FloatToBuffer / DoubleToBuffer: %.6g (float) or %.15g (double), or %.9g / %.17g
+// when the shorter one does not read back as the same value.
+template <typename F>
+std::string float_text(F v) {
+  if (std::isnan(v)) return std::signbit(v) ? "-nan" : "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  constexpr bool kFloat = std::is_same_v<F, float>;
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.*g", kFloat ? 6 : 15, static_cast<double>(v));
+  const F back = kFloat ? std::strtof(buf, nullptr) : static_cast<F>(std::strtod(buf, nullptr));
+  if (back != v) std::snprintf(buf, sizeof buf, "%.*g", kFloat ? 9 : 17, static_cast<double>(v));
+  return buf;
+}
+
+// TensorFlow's PrintOneDim: the values of dim d's entries from `index` on, each inner dim in
+// brackets, until `limit` values are printed ("..." where a row is cut).
+void print_dim(int d, const Shape& shape, int64_t limit, const std::function<std::string(int64_t)>& cell,
+               int64_t& index, std::string& out) {
+  if (index >= limit) return;
+  const int64_t count = shape.dim(d);
+  if (d == shape.rank() - 1) {
+    for (int64_t i = 0; i < count; ++i) {
+      if (index >= limit) {
+        if (d != 0) out += "...";
+        return;
+      }
+      if (i > 0) out += " ";
+      out += cell(index++);
+    }
+    return;
+  }
+  for (int64_t i = 0; i < count && index < limit; ++i) {
+    out += "[";
+    print_dim(d + 1, shape, limit, cell, index, out);
+    out += "]";
+  }
+}
+
+// The first `summarize` values (all when negative), as TensorFlow's Tensor::SummarizeValue
+// prints them: nested by rank ("[1 2][3 4]" for a 2x2 matrix), "..." after when cut.
 std::string summarize_values(const Tensor& t, int64_t summarize) {
-  std::vector<std::string> cells;
+  const int64_t n = t.num_elements();
+  const int64_t limit = summarize < 0 ? n : std::min(summarize, n);
+  std::string out;
   dispatch_dtype(t.dtype(), [&]<typename T>() {
     const std::vector<T> values = t.to_vector<T>();
-    for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < summarize; ++i) {
-      if constexpr (std::is_same_v<T, bool>) cells.push_back(values[i] ? "1" : "0");
-      else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) cells.push_back(absl::StrCat(static_cast<int64_t>(values[i])));
-      else if constexpr (std::is_integral_v<T>) cells.push_back(absl::StrCat(static_cast<uint64_t>(values[i])));
-      else cells.push_back(absl::StrCat(static_cast<double>(values[i])));
+    const std::function<std::string(int64_t)> cell = [&](int64_t i) -> std::string {
+      const T v = values[static_cast<size_t>(i)];
+      if constexpr (std::is_same_v<T, bool>) return v ? "1" : "0";
+      else if constexpr (std::is_floating_point_v<T>) return float_text(v);
+      else if constexpr (std::is_signed_v<T>) return absl::StrCat(static_cast<int64_t>(v));
+      else return absl::StrCat(static_cast<uint64_t>(v));
+    };
+    int64_t index = 0;
+    if (t.shape().rank() == 0) {
+      for (; index < limit; ++index) out += cell(index);
+    } else {
+      print_dim(0, t.shape(), limit, cell, index, out);
     }
   });
-  std::string out = absl::StrJoin(cells, " ");
-  if (t.num_elements() > summarize) absl::StrAppend(&out, "...");
+  if (n > limit) absl::StrAppend(&out, "...");
   return out;
 }
 }  // namespace

@@ -56,7 +56,8 @@ Tensor print(const Tensor& x, const std::vector<Tensor>& data, std::string_view 
 
 // TensorFlow's tf.debugging.Assert: when `condition` (one bool) is false, an InvalidArgumentError
 // "assertion failed: [message] [1 2 3]", each item of `data` summarized by its first `summarize`
-// values. Eagerly it checks at once and returns an undefined Operation. In a graph it adds an
+// values (all when negative) as TensorFlow prints them: nested by rank ("[[1 2][3 4]]"), floats
+// in the fewest digits that read back, "..." where cut. Eagerly it checks at once and returns an undefined Operation. In a graph it adds an
 // Assert node, with no outputs, that a Session runs where something depends on it (a target, or
 // a control input: `auto deps = control_dependencies({check});`); a traced function runs it on
 // every call. In a GraphDef it is TensorFlow's Assert, its message a DT_STRING Const.

@@ -25,6 +25,26 @@ TEST(AssertTest, EagerlyItChecksAtOnceAndSummarizesTheData) {
               HasSubstr("[assert_that] the condition must be a bool scalar, not bool [2]"));
 }
 
+// TensorFlow's Tensor::SummarizeValue: rows in brackets, a cut row ends in "...", and "..." after
+// all when values are left out; floats in the fewest digits that read back; scalars bare.
+TEST(AssertTest, DataIsSummarizedAsTensorflowPrintsIt) {
+  const Tensor m(std::vector<int32_t>{1, 2, 3, 4, 5, 6}, Shape{2, 3});
+  auto message = [](const Tensor& t, int64_t summarize) {
+    return error_of([&] { assert_that(Tensor(false), {t}, "", summarize); });
+  };
+  EXPECT_THAT(message(m, 6), HasSubstr("assertion failed: [[1 2 3][4 5 6]]"));
+  EXPECT_THAT(message(m, -1), HasSubstr("assertion failed: [[1 2 3][4 5 6]]"));
+  EXPECT_THAT(message(m, 4), HasSubstr("assertion failed: [[1 2 3][4...]...]"));
+  EXPECT_THAT(message(m, 3), HasSubstr("assertion failed: [[1 2 3]...]"));
+  EXPECT_THAT(message(reshape(m, {3, 1, 2}), 6), HasSubstr("assertion failed: [[[1 2]][[3 4]][[5 6]]]"));
+  EXPECT_THAT(message(Tensor(std::vector<float>{1.2345678f, 0.1f, 1e-7f}, Shape{3}), 3),
+              HasSubstr("assertion failed: [1.23456776 0.1 1e-07]"));
+  EXPECT_THAT(message(Tensor(std::vector<double>{0.1, 1.0 / 3}, Shape{2}), 3),
+              HasSubstr("assertion failed: [0.1 0.33333333333333331]"));
+  EXPECT_THAT(message(Tensor(7.5f), 3), HasSubstr("assertion failed: [7.5]"));
+  EXPECT_THAT(message(zeros({2, 0}), 3), HasSubstr("assertion failed: []"));
+}
+
 TEST(AssertTest, InAGraphItRunsWhereAControlDependencyNeedsIt) {
   Graph g;
   Tensor x, y;
