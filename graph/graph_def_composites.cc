@@ -31,7 +31,6 @@ TF_COMPOSITE(kBatchToSpace, "BatchToSpace", "batch_to_space")
 TF_COMPOSITE(kNmsV1, "NonMaxSuppression", "non_max_suppression")
 TF_COMPOSITE(kNmsV2, "NonMaxSuppressionV2", "non_max_suppression")
 TF_COMPOSITE(kNmsV4, "NonMaxSuppressionV4", "non_max_suppression_padded")
-TF_COMPOSITE(kNmsV5, "NonMaxSuppressionV5", "non_max_suppression_with_scores")
 #undef TF_COMPOSITE
 
 // What a composite reads from its NodeDef and its inputs; each throws InvalidArgumentError or
@@ -121,12 +120,11 @@ std::vector<Tensor> compose(const OpDef* op, const Reader& r, const std::vector<
     const auto margins = square_margins(r.ints(1, what), what);
     return {to_batch ? space_to_batch_nd(in[0], {bs, bs}, margins) : batch_to_space_nd(in[0], {bs, bs}, margins)};
   }
-  // NonMaxSuppression (V1: iou_threshold an attr, default 0.5) / V2 / V4 / V5 as V3.
-  const bool v1 = op == &kNmsV1, v2 = op == &kNmsV2 || v1, v5 = op == &kNmsV5;
-  const size_t inputs = v1 ? 3 : v2 ? 4 : v5 ? 6 : 5;
+  // NonMaxSuppression (V1: iou_threshold an attr, default 0.5) / V2 / V4 as V3 (V5, with its
+  // scores and soft NMS, is an op of its own).
+  const bool v1 = op == &kNmsV1, v2 = op == &kNmsV2 || v1;
+  const size_t inputs = v1 ? 3 : v2 ? 4 : 5;
   need(inputs, inputs);
-  if (v5 && r.scalar(5, "soft_nms_sigma") != 0)
-    throw UnimplementedError("soft NMS (soft_nms_sigma != 0): tapeflow keeps or drops boxes, it does not rescore them");
   const std::vector<int64_t> limit = r.ints(2, "max_output_size");
   if (limit.size() != 1) throw InvalidArgumentError("'max_output_size' must be a scalar");
   const double iou = v1 ? r.float_attr("iou_threshold", 0.5) : r.scalar(3, "iou_threshold");
@@ -134,19 +132,16 @@ std::vector<Tensor> compose(const OpDef* op, const Reader& r, const std::vector<
   const Tensor keep = non_max_suppression(in[0], in[1], limit[0], static_cast<float>(iou), static_cast<float>(floor));
   if (v2) return {keep};
   const Tensor valid = size(keep, DType::kInt32);
-  Tensor indices = keep, scores = gather(in[1], keep);
-  if (r.bool_attr("pad_to_max_output_size", false)) {  // zeros after the kept ones, to the limit (when run)
+  Tensor indices = keep;
+  if (r.bool_attr("pad_to_max_output_size", false))  // zeros after the kept ones, to the limit (when run)
     indices = slice(pad(keep, {{0, limit[0]}}), {0}, {limit[0]});
-    scores = slice(pad(scores, {{0, limit[0]}}), {0}, {limit[0]});
-  }
-  if (v5) return {indices, scores, valid};
   return {indices, valid};
 }
 
 }  // namespace
 
 const OpDef* composite_op(std::string_view type) {
-  for (const OpDef* op : {&kEinsum, &kSpaceToBatch, &kBatchToSpace, &kNmsV1, &kNmsV2, &kNmsV4, &kNmsV5})
+  for (const OpDef* op : {&kEinsum, &kSpaceToBatch, &kBatchToSpace, &kNmsV1, &kNmsV2, &kNmsV4})
     if (type == op->type) return op;
   return nullptr;
 }

@@ -18,9 +18,8 @@ namespace tapeflow::graph_def_internal {
 // - TensorFlow 1's SpaceToBatch / BatchToSpace (4-D, attr block_size): the ND ops with
 //   block_shape {block_size, block_size}.
 // - NonMaxSuppression (TensorFlow's first, its iou_threshold an attr) and V2 (no score
-//   threshold), V4 (and valid_outputs, optionally padded to
-//   max_output_size) and V5 (and the kept scores; soft_nms_sigma must be 0): NonMaxSuppressionV3
-//   and a few moves.
+//   threshold) and V4 (and valid_outputs, optionally padded to max_output_size):
+//   NonMaxSuppressionV3 and a few moves. (V5 is a tapeflow op: its soft NMS rescores boxes.)
 // The import builds the composite for the node in a scratch graph over placeholders of its
 // inputs' specs (and the values of those that are constants, which some composites need) and
 // splices that graph's nodes into the plan: the last one under the NodeDef's name (an IdentityN

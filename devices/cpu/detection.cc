@@ -2,6 +2,8 @@
 // CombinedNonMaxSuppression with TensorFlow's arithmetic (its IOU and greedy selection in
 // non_max_suppression_op.cc's order).
 #include <algorithm>
+#include <cmath>
+#include <queue>
 #include <numeric>
 #include <vector>
 
@@ -34,33 +36,61 @@ float iou(const Box& a, const Box& b) {
   return inter / (a.area + b.area - inter);
 }
 
-// TensorFlow's greedy selection over n boxes (box i at boxes + i * box_stride, its score at
-// scores[i * score_stride]): those scoring above score_threshold by descending score (a tie:
-// the lower index first), each kept unless its IOU with a box kept before is above
-// iou_threshold, until max_output are kept. The kept indices, in the order kept.
-std::vector<int32_t> greedy_nms(int64_t n, const float* boxes, int64_t box_stride, const float* scores,
-                                int64_t score_stride, int64_t max_output, float iou_threshold, float score_threshold) {
-  std::vector<int64_t> order;
+// TensorFlow's selection over n boxes (box i at boxes + i * box_stride, its score at
+// scores[i * score_stride]), in its order of operations: candidates scoring above
+// score_threshold, highest score first (a tie: the lower index). With soft_nms_sigma 0 a
+// candidate is dropped when its IOU with a selected box is above iou_threshold. With
+// soft_nms_sigma > 0 (soft NMS, Bodla et al. 2017) each selected box it has not yet met scales
+// its score by exp(-iou^2 / (2 sigma)), whatever the IOU; a candidate whose score changed goes
+// back among the candidates if it is still above score_threshold. Until max_output are selected.
+struct Selection {
+  std::vector<int32_t> indices;
+  std::vector<float> scores;  // as selected (rescored by soft NMS)
+};
+
+Selection select_boxes(int64_t n, const float* boxes, int64_t box_stride, const float* scores, int64_t score_stride,
+                       int64_t max_output, float iou_threshold, float score_threshold, float soft_nms_sigma = 0.f) {
+  struct Candidate {
+    int64_t box;
+    float score;
+    size_t met = 0;  // selected boxes already compared with
+  };
+  auto lower = [](const Candidate& a, const Candidate& b) {
+    return a.score < b.score || (a.score == b.score && a.box > b.box);
+  };
+  std::priority_queue<Candidate, std::vector<Candidate>, decltype(lower)> queue(lower);
   for (int64_t i = 0; i < n; ++i)
-    if (scores[i * score_stride] > score_threshold) order.push_back(i);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t i, int64_t j) { return scores[i * score_stride] > scores[j * score_stride]; });
-  std::vector<int32_t> kept;
-  std::vector<Box> kept_boxes;
-  for (int64_t i : order) {
-    if (static_cast<int64_t>(kept.size()) >= max_output) break;
-    const Box candidate = box_at(boxes + i * box_stride);
-    bool suppressed = false;
-    for (const Box& k : kept_boxes)
-      if (iou(candidate, k) > iou_threshold) {
-        suppressed = true;
+    if (scores[i * score_stride] > score_threshold) queue.push(Candidate{i, scores[i * score_stride]});
+  const bool soft = soft_nms_sigma > 0;
+  const float scale = soft ? -0.5f / soft_nms_sigma : 0.f;
+  Selection r;
+  std::vector<Box> selected;
+  while (static_cast<int64_t>(r.indices.size()) < max_output && !queue.empty()) {
+    Candidate c = queue.top();
+    queue.pop();
+    const float original = c.score;
+    const Box box = box_at(boxes + c.box * box_stride);
+    bool dropped = false;
+    for (size_t j = selected.size(); j-- > c.met;) {
+      const float similarity = iou(box, selected[j]);
+      c.score *= soft || similarity <= iou_threshold ? std::exp(scale * similarity * similarity) : 0.f;
+      if (!soft && similarity > iou_threshold) {
+        dropped = true;
         break;
       }
-    if (suppressed) continue;
-    kept.push_back(static_cast<int32_t>(i));
-    kept_boxes.push_back(candidate);
+      if (c.score <= score_threshold) break;
+    }
+    c.met = selected.size();
+    if (dropped) continue;
+    if (c.score == original) {
+      r.indices.push_back(static_cast<int32_t>(c.box));
+      r.scores.push_back(c.score);
+      selected.push_back(box);
+    } else if (c.score > score_threshold) {
+      queue.push(c);
+    }
   }
-  return kept;
+  return r;
 }
 
 absl::Status check_iou_threshold(const KernelContext& ctx, float iou_threshold) {
@@ -82,7 +112,7 @@ absl::Status nms_kernel(KernelContext& ctx) {
     return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] max_output_size must be non-negative, got ", max_output));
   TF_RETURN_IF_ERROR(check_iou_threshold(ctx, iou_threshold));
   const std::vector<int32_t> kept =
-      greedy_nms(n, boxes.data<float>(), 4, scores.data<float>(), 1, max_output, iou_threshold, score_threshold);
+      select_boxes(n, boxes.data<float>(), 4, scores.data<float>(), 1, max_output, iou_threshold, score_threshold).indices;
   DeviceTensor& out = ctx.output(0);  // Note [Data-dependent output shapes]
   out.dtype = DType::kInt32;
   out.shape = Shape{static_cast<int64_t>(kept.size())};
@@ -125,8 +155,8 @@ absl::Status combined_nms_kernel(KernelContext& ctx) {
     const float* sb = scores.data<float>() + b * n * classes;
     std::vector<Kept> all;
     for (int64_t c = 0; c < classes && detections > 0 && n > 0; ++c)  // (classes may be a huge empty dim)
-      for (int32_t i : greedy_nms(n, bb + (q == 1 ? 0 : c * 4), q * 4, sb + c, classes, per_class, iou_threshold,
-                                  score_threshold))
+      for (int32_t i : select_boxes(n, bb + (q == 1 ? 0 : c * 4), q * 4, sb + c, classes, per_class, iou_threshold,
+                                    score_threshold).indices)
         all.push_back(Kept{sb[i * classes + c], c, i});
     std::stable_sort(all.begin(), all.end(), [](const Kept& x, const Kept& y) { return x.score > y.score; });
     const int64_t count = std::min<int64_t>(detections, static_cast<int64_t>(all.size()));
@@ -143,11 +173,47 @@ absl::Status combined_nms_kernel(KernelContext& ctx) {
   return absl::OkStatus();
 }
 
+// NonMaxSuppressionV5: inputs boxes, scores, iou_threshold, score_threshold, soft_nms_sigma;
+// attrs max_output_size, pad_to_max_output_size. Outputs the selected indices and their
+// (rescored) scores, zeros to max_output_size when padded, and how many were selected.
+absl::Status nms_with_scores_kernel(KernelContext& ctx) {
+  const DeviceTensor& boxes = ctx.input(0);
+  const DeviceTensor& scores = ctx.input(1);
+  const int64_t n = boxes.shape.dim(0);
+  if (scores.shape.dim(0) != n)
+    return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] 'scores' has ", scores.shape.dim(0),
+                                                   " entries for ", n, " boxes"));
+  const float iou_threshold = *ctx.input(2).data<float>(), score_threshold = *ctx.input(3).data<float>();
+  const float sigma = *ctx.input(4).data<float>();
+  TF_RETURN_IF_ERROR(check_iou_threshold(ctx, iou_threshold));
+  if (!(sigma >= 0))
+    return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] soft_nms_sigma must be non-negative, got ", sigma));
+  const int64_t max_output = ctx.attrs.get<int64_t>("max_output_size");
+  const Selection picked = select_boxes(n, boxes.data<float>(), 4, scores.data<float>(), 1, max_output, iou_threshold,
+                                        score_threshold, sigma);
+  const int64_t count = static_cast<int64_t>(picked.indices.size());
+  const int64_t rows = ctx.attrs.get<bool>("pad_to_max_output_size") ? max_output : count;
+  DeviceTensor& indices = ctx.output(0);  // Note [Data-dependent output shapes]
+  DeviceTensor& kept_scores = ctx.output(1);
+  DeviceTensor& valid = ctx.output(2);
+  // Outputs whose shape inference knew (the padded ones, the scalar) come allocated.
+  for (DeviceTensor* t : {&indices, &kept_scores, &valid}) {
+    if (t->buffer) continue;
+    if (t != &valid) t->shape = Shape{rows};
+    TF_RETURN_IF_ERROR(ctx.device->allocate_buffer(*t));
+  }
+  std::fill_n(std::copy(picked.indices.begin(), picked.indices.end(), indices.data<int32_t>()), rows - count, 0);
+  std::fill_n(std::copy(picked.scores.begin(), picked.scores.end(), kept_scores.data<float>()), rows - count, 0.f);
+  *valid.data<int32_t>() = static_cast<int32_t>(count);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void register_detection_kernels(KernelRegistry& r) {
   r.add("NonMaxSuppressionV3", DeviceType::kCPU, DType::kFloat32, nms_kernel);
   r.add("CombinedNonMaxSuppression", DeviceType::kCPU, DType::kFloat32, combined_nms_kernel);
+  r.add("NonMaxSuppressionV5", DeviceType::kCPU, DType::kFloat32, nms_with_scores_kernel);
 }
 
 }  // namespace tapeflow::cpu

@@ -27,9 +27,9 @@ absl::Status check_scalar(const InferenceContext& ctx, int i, const char* name, 
   return absl::OkStatus();
 }
 
-// Inputs boxes [n, 4], scores [n] (float32), max_output_size (int32), iou_threshold and
-// score_threshold (float32 scalars): int32 [?].
-absl::StatusOr<OutputSpecs> nms_shape(const InferenceContext& ctx) {
+// Boxes [n, 4] and scores [n] (float32, inputs 0 and 1) and the float32 scalar thresholds
+// iou_threshold and score_threshold at `thresholds`: int32 [?], the kept indices.
+absl::StatusOr<OutputSpecs> nms_shape_of(const InferenceContext& ctx, std::pair<int, int> thresholds) {
   TF_RETURN_IF_ERROR(check_dtype_in(ctx, 0, "boxes", {DType::kFloat32}));
   TF_RETURN_IF_ERROR(check_dtype_in(ctx, 1, "scores", {DType::kFloat32}));
   const Shape& boxes = ctx.inputs[0].shape;
@@ -38,10 +38,34 @@ absl::StatusOr<OutputSpecs> nms_shape(const InferenceContext& ctx) {
     return invalid(ctx, "input 'boxes' must have shape [num_boxes, 4], got ", boxes.to_string());
   if (scores.rank() != 1 || (scores.dim(0) >= 0 && boxes.dim(0) >= 0 && scores.dim(0) != boxes.dim(0)))
     return invalid(ctx, "input 'scores' must have shape [num_boxes] = [", boxes.dim(0), "], got ", scores.to_string());
-  TF_RETURN_IF_ERROR(check_scalar(ctx, 2, "max_output_size", DType::kInt32));
-  TF_RETURN_IF_ERROR(check_scalar(ctx, 3, "iou_threshold", DType::kFloat32));
-  TF_RETURN_IF_ERROR(check_scalar(ctx, 4, "score_threshold", DType::kFloat32));
+  TF_RETURN_IF_ERROR(check_scalar(ctx, thresholds.first, "iou_threshold", DType::kFloat32));
+  TF_RETURN_IF_ERROR(check_scalar(ctx, thresholds.second, "score_threshold", DType::kFloat32));
   return single_output(DType::kInt32, Shape{kUnknownDim});
+}
+
+// NonMaxSuppressionV3. Inputs boxes, scores, max_output_size (int32), iou_threshold,
+// score_threshold.
+absl::StatusOr<OutputSpecs> nms_shape(const InferenceContext& ctx) {
+  TF_ASSIGN_OR_RETURN(OutputSpecs kept, nms_shape_of(ctx, {3, 4}));
+  TF_RETURN_IF_ERROR(check_scalar(ctx, 2, "max_output_size", DType::kInt32));
+  return kept;
+}
+
+// NonMaxSuppressionV5. Inputs boxes, scores, iou_threshold, score_threshold, soft_nms_sigma;
+// attributes max_output_size and pad_to_max_output_size. Outputs int32 and float32 [?] (or
+// [max_output_size] when padded) and an int32 scalar.
+absl::StatusOr<OutputSpecs> nms_with_scores_shape(const InferenceContext& ctx) {
+  TF_RETURN_IF_ERROR(nms_shape_of(ctx, {2, 3}).status());
+  TF_RETURN_IF_ERROR(check_scalar(ctx, 4, "soft_nms_sigma", DType::kFloat32));
+  const int64_t limit = ctx.attrs.get<int64_t>("max_output_size");
+  if (limit < 0 || limit > std::numeric_limits<int32_t>::max())
+    return invalid(ctx, "max_output_size must be in [0, 2^31), got ", limit);
+  const int64_t rows = ctx.attrs.get<bool>("pad_to_max_output_size") ? limit : kUnknownDim;
+  OutputSpecs specs(3);  // the third, valid_outputs, an int32 scalar
+  specs[0] = TensorSpec{DType::kInt32, Shape{rows}};
+  specs[1] = TensorSpec{DType::kFloat32, Shape{rows}};
+  specs[2].dtype = DType::kInt32;
+  return specs;
 }
 
 // Inputs boxes [batch, n, q, 4], scores [batch, n, classes] (float32), iou_threshold and
@@ -88,6 +112,10 @@ absl::StatusOr<OutputSpecs> combined_nms_shape(const InferenceContext& ctx) {
 OpDef kNonMaxSuppressionV3{.type = "NonMaxSuppressionV3", .api_name = "non_max_suppression", .num_inputs = 5,
                            .infer = nms_shape, .differentiable = false, .kernel_allocates_output = true,
                            .tf_form = "T=in0 T_threshold=in3"};
+OpDef kNonMaxSuppressionV5{.type = "NonMaxSuppressionV5", .api_name = "non_max_suppression_with_scores",
+                           .num_inputs = 5, .infer = nms_with_scores_shape, .differentiable = false,
+                           .kernel_allocates_output = true,
+                           .tf_form = "T=in0 max_output_size@int#2 pad_to_max_output_size:bool=false"};
 OpDef kCombinedNonMaxSuppression{
     .type = "CombinedNonMaxSuppression", .api_name = "combined_non_max_suppression", .num_inputs = 4,
     .infer = combined_nms_shape, .differentiable = false,
@@ -97,6 +125,7 @@ OpDef kCombinedNonMaxSuppression{
 
 void register_detection_ops(OpRegistry& r) {
   r.add(kNonMaxSuppressionV3);
+  r.add(kNonMaxSuppressionV5);
   r.add(kCombinedNonMaxSuppression);
 }
 
@@ -108,6 +137,15 @@ Tensor non_max_suppression(const Tensor& boxes, const Tensor& scores, int64_t ma
   const Tensor inputs[5] = {boxes, scores, Tensor(static_cast<int32_t>(max_output_size)), Tensor(iou_threshold),
                             Tensor(score_threshold)};
   return execute_single(kNonMaxSuppressionV3, inputs, AttrMap(), loc);
+}
+
+NmsWithScores non_max_suppression_with_scores(const Tensor& boxes, const Tensor& scores, int64_t max_output_size,
+                                              float iou_threshold, float score_threshold, float soft_nms_sigma,
+                                              bool pad_to_max_output_size, std::source_location loc) {
+  const Tensor inputs[5] = {boxes, scores, Tensor(iou_threshold), Tensor(score_threshold), Tensor(soft_nms_sigma)};
+  const AttrMap attrs{{"max_output_size", max_output_size}, {"pad_to_max_output_size", pad_to_max_output_size}};
+  TensorList out = execute(OpCall{kNonMaxSuppressionV5, inputs, attrs, loc});
+  return {std::move(out[0]), std::move(out[1]), std::move(out[2])};
 }
 
 CombinedNms combined_non_max_suppression(const Tensor& boxes, const Tensor& scores, int64_t max_output_size_per_class,

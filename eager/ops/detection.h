@@ -27,6 +27,23 @@ Tensor non_max_suppression(const Tensor& boxes, const Tensor& scores, int64_t ma
                            float score_threshold = -std::numeric_limits<float>::infinity(),
                            std::source_location loc = std::source_location::current());
 
+// tf.image.non_max_suppression_with_scores (a NonMaxSuppressionV5 node): the same selection with
+// the selected boxes' scores, and soft NMS (Bodla et al. 2017) when soft_nms_sigma > 0: instead
+// of dropping a box that overlaps a selected one, its score is scaled by exp(-iou^2 / (2 sigma))
+// for each selected box, and it is selected later if it still scores above score_threshold (its
+// scaled score is the one returned). With pad_to_max_output_size the indices and scores are
+// padded with zeros to max_output_size. soft_nms_sigma must be >= 0 (InvalidArgumentError).
+struct NmsWithScores {
+  Tensor selected_indices;  // int32 [selected] (or [max_output_size] when padded)
+  Tensor selected_scores;   // float32, as selected_indices
+  Tensor valid_outputs;     // int32 scalar: how many were selected
+};
+NmsWithScores non_max_suppression_with_scores(const Tensor& boxes, const Tensor& scores, int64_t max_output_size,
+                                              float iou_threshold = 0.5f,
+                                              float score_threshold = -std::numeric_limits<float>::infinity(),
+                                              float soft_nms_sigma = 0.f, bool pad_to_max_output_size = false,
+                                              std::source_location loc = std::source_location::current());
+
 // tf.image.combined_non_max_suppression: for each image of a batch, non_max_suppression of each
 // class on its own (at most max_output_size_per_class boxes each), then the kept boxes of every
 // class by descending score (a tie: the lower class, then the earlier kept), at most

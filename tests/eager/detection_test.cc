@@ -82,6 +82,46 @@ TEST(NonMaxSuppressionTest, RunsAsAGraphNodeOverUnknownBoxes) {
               HasSubstr("[non_max_suppression] input 'scores' must have shape [num_boxes] = [6], got [4]"));
 }
 
+// Boxes A (0, 0, 1, 1), B (0, 0.5, 1, 1.5) with IoU 1/3 with A, and C far away; scores 0.9,
+// 0.8, 0.75. Soft NMS with sigma 0.5 scales B by exp(-(1/3)^2 / (2 * 0.5)) once A is selected.
+const Tensor kSoftBoxes(std::vector<float>{0, 0, 1, 1, 0, 0.5f, 1, 1.5f, 5, 5, 6, 6}, Shape{3, 4});
+const Tensor kSoftScores({0.9f, 0.8f, 0.75f});
+
+TEST(NonMaxSuppressionWithScoresTest, SoftNmsRescoresInsteadOfDropping) {
+  const float b = 0.8f * std::exp(-1.f / 9);  // 0.7159
+  // Hard NMS at IoU 0.3 drops B; soft NMS rescores it, so C (0.75) comes before it.
+  const NmsWithScores hard = non_max_suppression_with_scores(kSoftBoxes, kSoftScores, 5, 0.3f);
+  EXPECT_THAT(kept(hard.selected_indices), ElementsAre(0, 2));
+  EXPECT_THAT(hard.selected_scores.to_vector<float>(), ElementsAre(0.9f, 0.75f));
+  EXPECT_EQ(hard.valid_outputs.item<int32_t>(), 2);
+  const NmsWithScores soft = non_max_suppression_with_scores(kSoftBoxes, kSoftScores, 5, 0.3f, 0.f, 0.5f);
+  EXPECT_THAT(kept(soft.selected_indices), ElementsAre(0, 2, 1));
+  const std::vector<float> s = soft.selected_scores.to_vector<float>();
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[0], 0.9f);
+  EXPECT_EQ(s[1], 0.75f);
+  EXPECT_NEAR(s[2], b, 1e-6);
+  // A rescored box at or below the score threshold is dropped; the limit counts selections.
+  EXPECT_THAT(kept(non_max_suppression_with_scores(kSoftBoxes, kSoftScores, 5, 0.3f, 0.72f, 0.5f).selected_indices),
+              ElementsAre(0, 2));
+  EXPECT_THAT(kept(non_max_suppression_with_scores(kSoftBoxes, kSoftScores, 2, 0.3f, 0.f, 0.5f).selected_indices),
+              ElementsAre(0, 2));
+  // Padded to the limit with zeros; the static shape is the limit.
+  const NmsWithScores padded = non_max_suppression_with_scores(kSoftBoxes, kSoftScores, 5, 0.3f, 0.f, 0.5f, true);
+  EXPECT_THAT(kept(padded.selected_indices), ElementsAre(0, 2, 1, 0, 0));
+  EXPECT_EQ(padded.selected_scores.shape(), (Shape{5}));
+  EXPECT_EQ(padded.selected_scores.to_vector<float>()[4], 0.f);
+  EXPECT_EQ(padded.valid_outputs.item<int32_t>(), 3);
+  // Without soft NMS it is non_max_suppression with the kept scores.
+  const NmsWithScores plain = non_max_suppression_with_scores(kBoxes, kScores, 4, 0.5f);
+  EXPECT_EQ(kept(plain.selected_indices), kept(non_max_suppression(kBoxes, kScores, 4, 0.5f)));
+  EXPECT_THAT(plain.selected_scores.to_vector<float>(), ElementsAre(0.95f, 0.9f, 0.3f));
+  EXPECT_THAT(error_of([] { non_max_suppression_with_scores(kSoftBoxes, kSoftScores, 5, 0.3f, 0.f, -1.f); }),
+              HasSubstr("[non_max_suppression_with_scores] soft_nms_sigma must be non-negative, got -1"));
+  EXPECT_THAT(error_of([] { non_max_suppression_with_scores(kSoftBoxes, kSoftScores, -1); }),
+              HasSubstr("[non_max_suppression_with_scores] max_output_size must be in [0, 2^31), got -1"));
+}
+
 // Four boxes in two pairs (IoU 0.82 within a pair), shared by two classes (q = 1):
 //   box     0 (0, 0, .5, .5)   1 (0, .05, .5, .55)   2 (.5, .5, 1, 1)   3 (.5, .55, 1, 1.05)
 //   class 0    0.9                0.8                    0.3                0.2

@@ -374,9 +374,10 @@ TEST(GraphDefTfLayersTest, FrozenNonMaxSuppressionKeepsTheBoxesTensorflowKeeps) 
 }
 
 // The older and newer NonMaxSuppression nodes, read as V3 and a few moves (Note [Composites in a
-// GraphDef]): V2 (no score threshold), V4 (valid_outputs) and V5 padded to max_output_size
-// (indices and scores padded with zeros, as TensorFlow pads them). Soft NMS is refused.
-TEST(GraphDefTfLayersTest, NonMaxSuppressionV1V2V4V5ReadAsV3) {
+// GraphDef]): V2 (no score threshold) and V4 (valid_outputs); V5 padded to max_output_size
+// (indices and scores padded with zeros, as TensorFlow pads them) is tapeflow's own op, soft NMS
+// included.
+TEST(GraphDefTfLayersTest, NonMaxSuppressionV1V2V4ReadAsV3AndV5AsItself) {
   auto scalar = [](const std::string& name, const std::string& type, const std::string& value) {
     return absl::StrCat("node { name: \"", name, "\" op: \"Const\" attr { key: \"dtype\" value { type: ", type,
                         " } } attr { key: \"value\" value { tensor { dtype: ", type, " tensor_shape { } ", value,
@@ -425,10 +426,27 @@ TEST(GraphDefTfLayersTest, NonMaxSuppressionV1V2V4V5ReadAsV3) {
   EXPECT_EQ(got[6].to_vector<int32_t>(), (std::vector<int32_t>{3, 0, 1, 2, 4}));
   EXPECT_EQ(got[7].to_vector<int32_t>(), (std::vector<int32_t>{3, 0, 5}));
 
+  // V5 is written back as itself, six inputs, its limit a Const again.
+  int v5_nodes = 0;
+  const GraphDef written = to_graph_def(g);
+  for (const auto& node : written.node())
+    if (node.op() == "NonMaxSuppressionV5") {
+      ++v5_nodes;
+      EXPECT_EQ(node.input_size(), 6);
+      EXPECT_TRUE(node.attr().at("pad_to_max_output_size").b());
+    }
+  EXPECT_EQ(v5_nodes, 1);
+  // Soft NMS (sigma 0.5): the overlapping boxes are rescored, not dropped.
   std::string soft = text;
   soft.replace(soft.find("float_val: 0 "), 13, "float_val: 0.5 ");
-  EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(graph_def_from_text(soft)); }),
-              HasSubstr("node 'v5' (NonMaxSuppressionV5): soft NMS (soft_nms_sigma != 0)"));
+  Graph h = graph_from_graph_def(graph_def_from_text(soft));
+  const std::vector<Tensor> rescored =
+      Session(h).run({Fetch(h.get_tensor_by_name("v5:0")), Fetch(h.get_tensor_by_name("v5:1"))},
+                     {{h.get_tensor_by_name("boxes:0"), boxes}, {h.get_tensor_by_name("scores:0"), scores}});
+  const NmsWithScores want = non_max_suppression_with_scores(boxes, scores, 5, 0.5f, 0.2f, 0.5f, true);
+  EXPECT_EQ(rescored[0].to_vector<int32_t>(), want.selected_indices.to_vector<int32_t>());
+  EXPECT_EQ(rescored[1].to_vector<float>(), want.selected_scores.to_vector<float>());
+  EXPECT_EQ(want.valid_outputs.item<int32_t>(), 5);
   std::string fed = text;
   fed.replace(fed.find("input: \"two\""), 12, "input: \"iou\"");  // a float where the limit goes
   EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(graph_def_from_text(fed)); }),

@@ -381,6 +381,7 @@ TEST(OnnxExportTest, EveryRegisteredOpHasAConverterOrAReason) {
       {"CropAndResize", "ONNX's RoiAlign averages bins, widens a box to at least one pixel and samples outside "
                         "the image otherwise: not TensorFlow's crop"},
       {"CropAndResizeGradImage", "backward pass"}, {"CropAndResizeGradBoxes", "backward pass"},
+      {"NonMaxSuppressionV5", "soft NMS rescores boxes, which ONNX's NonMaxSuppression does not"},
       {"CombinedNonMaxSuppression", "ONNX's NonMaxSuppression returns the selected indices; merging the classes "
                                     "by score and padding each image's rows would need a Loop"},
   };
