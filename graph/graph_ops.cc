@@ -9,6 +9,7 @@
 #include <iostream>
 #include <mutex>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -272,6 +273,13 @@ std::string summarize_values(const Tensor& t, int64_t summarize) {
   if (n > limit) absl::StrAppend(&out, "...");
   return out;
 }
+
+// A DT_STRING scalar as SummarizeValue prints it: C-escaped (absl's Utf8SafeCEscape, as
+// TensorFlow), or "..." when summarize is 0.
+std::string summarize_text(const std::string& text, int64_t summarize) {
+  return summarize == 0 ? std::string("...") : absl::Utf8SafeCEscape(text);
+}
+
 }  // namespace
 
 std::string assertion_message(const AttrMap& attrs, absl::Span<const Tensor> data) {
@@ -283,7 +291,7 @@ std::string assertion_message(const AttrMap& attrs, absl::Span<const Tensor> dat
   const size_t total = data.size() + (texts.ok() ? texts->size() : 0);
   for (size_t k = 0; k < total; ++k) {
     if (texts.ok() && next_text < at.size() && at[next_text] == static_cast<int64_t>(k) && next_text < texts->size())
-      items.push_back(absl::StrCat("[", (*texts)[next_text++], "]"));
+      items.push_back(absl::StrCat("[", summarize_text((*texts)[next_text++], summarize), "]"));
     else if (next_tensor < data.size())
       items.push_back(absl::StrCat("[", summarize_values(data[next_tensor++], summarize), "]"));
   }

@@ -48,8 +48,12 @@ struct Selection {
   std::vector<float> scores;  // as selected (rescored by soft NMS)
 };
 
+// plain_iou_test: CombinedNonMaxSuppression's per-class rule, which drops a candidate only when an
+// IOU is above the threshold (a NaN IOU, from NaN corners, keeps it); V3 and V5 weigh the score
+// by 0 there, as TensorFlow's kernels do.
 Selection select_boxes(int64_t n, const float* boxes, int64_t box_stride, const float* scores, int64_t score_stride,
-                       int64_t max_output, float iou_threshold, float score_threshold, float soft_nms_sigma = 0.f) {
+                       int64_t max_output, float iou_threshold, float score_threshold, float soft_nms_sigma = 0.f,
+                       bool plain_iou_test = false) {
   struct Candidate {
     int64_t box;
     float score;
@@ -73,6 +77,11 @@ Selection select_boxes(int64_t n, const float* boxes, int64_t box_stride, const 
     bool dropped = false;
     for (size_t j = selected.size(); j-- > c.met;) {
       const float similarity = iou(box, selected[j]);
+      if (plain_iou_test) {
+        dropped = similarity > iou_threshold;
+        if (dropped) break;
+        continue;
+      }
       c.score *= soft || similarity <= iou_threshold ? std::exp(scale * similarity * similarity) : 0.f;
       if (!soft && similarity > iou_threshold) {
         dropped = true;
@@ -156,7 +165,7 @@ absl::Status combined_nms_kernel(KernelContext& ctx) {
     std::vector<Kept> all;
     for (int64_t c = 0; c < classes && detections > 0 && n > 0; ++c)  // (classes may be a huge empty dim)
       for (int32_t i : select_boxes(n, bb + (q == 1 ? 0 : c * 4), q * 4, sb + c, classes, per_class, iou_threshold,
-                                    score_threshold).indices)
+                                    score_threshold, 0.f, /*plain_iou_test=*/true).indices)
         all.push_back(Kept{sb[i * classes + c], c, i});
     std::stable_sort(all.begin(), all.end(), [](const Kept& x, const Kept& y) { return x.score > y.score; });
     const int64_t count = std::min<int64_t>(detections, static_cast<int64_t>(all.size()));

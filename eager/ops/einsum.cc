@@ -11,7 +11,6 @@
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
 #include "eager/ops/array.h"
-#include "eager/ops/binary.h"
 #include "eager/ops/matmul.h"
 #include "eager/ops/reduction.h"
 
@@ -40,6 +39,7 @@ struct Parsed {
 // An ellipsis dim of size 1 facing a larger one in the other operand is squeezed out of its
 // operand before the contraction (broadcast_ellipsis), so the label is the other's alone.
 constexpr int kEllipsisLabel0 = 0x80;
+constexpr int kMaxEllipsisDims = 127;
 char ellipsis_label(int i) { return static_cast<char>(kEllipsisLabel0 + i); }
 bool is_ellipsis_label(char c) { return static_cast<unsigned char>(c) >= kEllipsisLabel0; }
 
@@ -96,6 +96,9 @@ Parsed parse(std::string_view equation, absl::Span<const Tensor* const> operands
                                   subs[k].ellipsis ? " dimension(s) besides the ellipsis" : " dimension(s)"), loc);
     if (subs[k].ellipsis) ellipsis_rank = std::max(ellipsis_rank, rank - named);
   }
+  if (ellipsis_rank > kMaxEllipsisDims)  // its labels are bytes 0x80 + i (Note [einsum's ellipsis])
+    fail(equation, absl::StrCat("the ellipsis stands for ", ellipsis_rank, " dims; einsum takes at most ",
+                                kMaxEllipsisDims), loc);
   for (int i = 0; i < ellipsis_rank; ++i) p.ellipsis.push_back(ellipsis_label(i));
   std::map<char, int> count;  // occurrences over all operands (a letter repeated in one counts twice)
   for (size_t k = 0; k < terms.size(); ++k) {
@@ -191,19 +194,11 @@ Tensor reshape_to(std::string_view equation, const Tensor& x, const Ints& shape,
 }
 
 // Note [einsum's repeated labels]: a letter repeated in one operand ("ii->i", "ii", "bii->bi")
-// takes the diagonal along those dims: x times an identity mask over two of them (1 at equal
-// indices, shaped to broadcast over the rest), summed over the second, until the letter is
-// left once. Elementwise ops and a sum, so the gradient and the graph come from them; the
-// letter's size must be known when einsum is called (the mask's size).
-template <typename T>
-Tensor identity_mask(int rank, int p1, int p2, int64_t n) {
-  Ints shape(static_cast<size_t>(rank), 1);
-  shape[p1] = shape[p2] = n;
-  std::vector<T> v(static_cast<size_t>(n * n), T(0));
-  for (int64_t i = 0; i < n; ++i) v[i * n + i] = T(1);
-  return Tensor(std::move(v), Shape(shape));
-}
-
+// takes the diagonal along those dims: the two dims moved last, matrix_band_part(x, 0, 0) (the
+// off-diagonal entries set to 0, not multiplied by 0, so an inf there stays out of the sum),
+// then summed over the last, until the letter is left once. Primitives only, so the gradient
+// and the graph come from them, and no memory beyond the operand's own size. Both sizes must be
+// known when einsum is called and equal (a size of 1 would broadcast silently at run time).
 Tensor take_diagonals(std::string_view equation, const Tensor& operand, std::string& labels, size_t k,
                       std::source_location loc) {
   Tensor x = operand;
@@ -213,23 +208,28 @@ Tensor take_diagonals(std::string_view equation, const Tensor& operand, std::str
       ++p2;
       continue;
     }
-    const int64_t n = x.shape().dim(static_cast<int>(p2));
-    if (n < 0)
+    const int64_t n1 = x.shape().dim(static_cast<int>(p1)), n2 = x.shape().dim(static_cast<int>(p2));
+    if (n1 < 0 || n2 < 0)
       fail(equation, absl::StrCat("label '", std::string(1, labels[p2]), "' is repeated in operand ", k,
-                                  " and its size is not known (the diagonal's mask needs it)"), loc);
-    if (x.shape().dim(static_cast<int>(p1)) >= 0 && x.shape().dim(static_cast<int>(p1)) != n)
+                                  " and its size is not known (a diagonal needs equal sizes when einsum is called)"),
+           loc);
+    if (n1 != n2)
       fail(equation, absl::StrCat("label '", std::string(1, labels[p2]), "' is repeated in operand ", k, " with sizes ",
-                                  x.shape().dim(static_cast<int>(p1)), " and ", n), loc);
-    const int rank = static_cast<int>(labels.size()), a = static_cast<int>(p1), b = static_cast<int>(p2);
-    Tensor mask;
-    switch (x.dtype()) {
-      case DType::kFloat64: mask = identity_mask<double>(rank, a, b, n); break;
-      case DType::kInt32: mask = identity_mask<int32_t>(rank, a, b, n); break;
-      case DType::kInt64: mask = identity_mask<int64_t>(rank, a, b, n); break;
-      default: mask = identity_mask<float>(rank, a, b, n); break;  // other dtypes: matmul names them
-    }
-    x = reduce_sum(mul(x, mask, loc), Axes({static_cast<int64_t>(p2)}), false, loc);
-    labels.erase(p2, 1);
+                                  n1, " and ", n2), loc);
+    Ints perm;
+    std::string moved;
+    for (size_t i = 0; i < labels.size(); ++i)
+      if (i != p1 && i != p2) {
+        perm.push_back(static_cast<int64_t>(i));
+        moved.push_back(labels[i]);
+      }
+    perm.push_back(static_cast<int64_t>(p1));
+    perm.push_back(static_cast<int64_t>(p2));
+    moved.push_back(labels[p1]);
+    const Tensor banded = matrix_band_part(transpose(x, perm, loc), 0, 0, loc);
+    x = reduce_sum(banded, Axes({static_cast<int64_t>(perm.size()) - 1}), false, loc);
+    labels = moved;
+    p2 = 0;
   }
   return x;
 }

@@ -181,6 +181,17 @@ TEST(CombinedNonMaxSuppressionTest, ClassBoxesBatchesAndTies) {
   EXPECT_THAT(none.scores.to_vector<float>(), ElementsAre(0, 0, 0, 0));
 }
 
+// A box with NaN corners has a NaN IoU with every other: CombinedNonMaxSuppression keeps it (its
+// per-class test is "IoU above the threshold"), as TensorFlow's does.
+TEST(CombinedNonMaxSuppressionTest, ABoxWithNanCornersIsKept) {
+  const float nan = std::nanf("");
+  const Tensor boxes(std::vector<float>{0, 0, 1, 1, nan, 0, 1, 1}, Shape{1, 2, 1, 4});
+  const Tensor scores(std::vector<float>{0.9f, 0.8f}, Shape{1, 2, 1});
+  const CombinedNms d = combined_non_max_suppression(boxes, scores, 5, 5, 0.5f, 0.5f);
+  EXPECT_THAT(d.valid_detections.to_vector<int32_t>(), ElementsAre(2));
+  EXPECT_THAT(d.scores.to_vector<float>(), ElementsAre(0.9f, 0.8f, 0, 0, 0));
+}
+
 TEST(CombinedNonMaxSuppressionTest, ErrorsNameTheInput) {
   EXPECT_THAT(error_of([] { combined_non_max_suppression(zeros({1, 4, 3, 4}), zeros({1, 4, 2}), 5, 5); }),
               HasSubstr("[combined_non_max_suppression] dim 2 of 'boxes' [1,4,3,4] must be 1 or num_classes = 2"));

@@ -3,6 +3,9 @@
 // run whose nodes are those primitives (Note [einsum is a composite]).
 #include "eager/ops/einsum.h"
 
+#include <cmath>
+#include <limits>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -76,6 +79,10 @@ TEST(EinsumTest, BadEquationsSayWhatIsWrong) {
               HasSubstr("the ellipsis' dim 0 has size 2 in operand 0 but size 4 in operand 1"));
   EXPECT_THAT(error_of([&] { einsum("iij->j", rnd({2, 3, 3}, 22)); }),
               HasSubstr("label 'i' is repeated in operand 0 with sizes 2 and 3"));
+  EXPECT_THAT(error_of([&] { einsum("...ij,jk->ik", rnd({2, 2, 3}, 23), rnd({3, 4}, 24)); }),
+              HasSubstr("the operands' ellipsis stands for 1 dim(s) but the output subscripts have no '...'"));
+  EXPECT_THAT(error_of([&] { einsum("...->...", ones(Shape(std::vector<int64_t>(130, 1)))); }),
+              HasSubstr("the ellipsis stands for 130 dims; einsum takes at most 127"));
   EXPECT_THAT(error_of([&] { einsum("ij,jk->ik", a, b); }),
               HasSubstr("[einsum] equation 'ij,jk->ik': label 'j' has size 3 in operand 0 but size 4 in operand 1"));
   EXPECT_THAT(error_of([&] { einsum("ijk->i", a); }),
@@ -129,6 +136,11 @@ TEST(EinsumTest, RepeatedLabelsTakeDiagonals) {
   const Tensor a = rnd({2, 3}, 42);
   expect_close(einsum("ij,jj->ij", a, m), a * Tensor(std::vector<double>{1, 5, 9}, Shape{3}), 1e-12);
   EXPECT_EQ(einsum("ii->i", Tensor(std::vector<int32_t>{1, 2, 3, 4}, Shape{2, 2})).dtype(), DType::kInt32);
+  // Off the diagonal an inf or a NaN stays out (a product with 0 would be NaN).
+  const float inf = std::numeric_limits<float>::infinity();
+  const Tensor wild(std::vector<float>{1, inf, std::nanf(""), 2}, Shape{2, 2});
+  EXPECT_THAT(einsum("ii->i", wild).to_vector<float>(), ElementsAre(1, 2));
+  EXPECT_EQ(einsum("ii", wild).item<float>(), 3);
   // The gradient of the trace is the identity.
   GradientTape tape;
   tape.watch(m);

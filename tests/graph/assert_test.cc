@@ -43,6 +43,10 @@ TEST(AssertTest, DataIsSummarizedAsTensorflowPrintsIt) {
               HasSubstr("assertion failed: [0.1 0.33333333333333331]"));
   EXPECT_THAT(message(Tensor(7.5f), 3), HasSubstr("assertion failed: [7.5]"));
   EXPECT_THAT(message(zeros({2, 0}), 3), HasSubstr("assertion failed: []"));
+  // Texts are C-escaped, as TensorFlow prints a string; summarize 0 prints "..." for each item.
+  EXPECT_THAT(error_of([&] { assert_that(Tensor(false), {m}, "it's\nbad"); }),
+              HasSubstr("assertion failed: [it\\'s\\nbad] [[1 2 3]...]"));
+  EXPECT_THAT(error_of([&] { assert_that(Tensor(false), {m}, "text", 0); }), HasSubstr("assertion failed: [...] [...]"));
 }
 
 TEST(AssertTest, InAGraphItRunsWhereAControlDependencyNeedsIt) {
