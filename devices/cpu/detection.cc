@@ -108,20 +108,35 @@ absl::Status check_iou_threshold(const KernelContext& ctx, float iou_threshold) 
   return absl::OkStatus();
 }
 
-absl::Status nms_kernel(KernelContext& ctx) {
+// V3's and V5's boxes [n, 4] and scores [n] (inputs 0 and 1, checked to agree when run) and their
+// thresholds iou_threshold and score_threshold (inputs iou_at and iou_at + 1).
+struct NmsInputs {
+  int64_t n;
+  const float* boxes;
+  const float* scores;
+  float iou_threshold, score_threshold;
+};
+
+absl::StatusOr<NmsInputs> nms_inputs(const KernelContext& ctx, int iou_at) {
   const DeviceTensor& boxes = ctx.input(0);
   const DeviceTensor& scores = ctx.input(1);
   const int64_t n = boxes.shape.dim(0);
   if (scores.shape.dim(0) != n)
     return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] 'scores' has ", scores.shape.dim(0),
                                                    " entries for ", n, " boxes"));
+  const NmsInputs r{n, boxes.data<float>(), scores.data<float>(), *ctx.input(iou_at).data<float>(),
+                    *ctx.input(iou_at + 1).data<float>()};
+  TF_RETURN_IF_ERROR(check_iou_threshold(ctx, r.iou_threshold));
+  return r;
+}
+
+absl::Status nms_kernel(KernelContext& ctx) {
   const int64_t max_output = *ctx.input(2).data<int32_t>();
-  const float iou_threshold = *ctx.input(3).data<float>(), score_threshold = *ctx.input(4).data<float>();
   if (max_output < 0)
     return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] max_output_size must be non-negative, got ", max_output));
-  TF_RETURN_IF_ERROR(check_iou_threshold(ctx, iou_threshold));
+  TF_ASSIGN_OR_RETURN(const NmsInputs in, nms_inputs(ctx, 3));
   const std::vector<int32_t> kept =
-      select_boxes(n, boxes.data<float>(), 4, scores.data<float>(), 1, max_output, iou_threshold, score_threshold).indices;
+      select_boxes(in.n, in.boxes, 4, in.scores, 1, max_output, in.iou_threshold, in.score_threshold).indices;
   DeviceTensor& out = ctx.output(0);  // Note [Data-dependent output shapes]
   out.dtype = DType::kInt32;
   out.shape = Shape{static_cast<int64_t>(kept.size())};
@@ -186,20 +201,13 @@ absl::Status combined_nms_kernel(KernelContext& ctx) {
 // attrs max_output_size, pad_to_max_output_size. Outputs the selected indices and their
 // (rescored) scores, zeros to max_output_size when padded, and how many were selected.
 absl::Status nms_with_scores_kernel(KernelContext& ctx) {
-  const DeviceTensor& boxes = ctx.input(0);
-  const DeviceTensor& scores = ctx.input(1);
-  const int64_t n = boxes.shape.dim(0);
-  if (scores.shape.dim(0) != n)
-    return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] 'scores' has ", scores.shape.dim(0),
-                                                   " entries for ", n, " boxes"));
-  const float iou_threshold = *ctx.input(2).data<float>(), score_threshold = *ctx.input(3).data<float>();
+  TF_ASSIGN_OR_RETURN(const NmsInputs in, nms_inputs(ctx, 2));
   const float sigma = *ctx.input(4).data<float>();
-  TF_RETURN_IF_ERROR(check_iou_threshold(ctx, iou_threshold));
   if (!(sigma >= 0))
     return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] soft_nms_sigma must be non-negative, got ", sigma));
   const int64_t max_output = ctx.attrs.get<int64_t>("max_output_size");
-  const Selection picked = select_boxes(n, boxes.data<float>(), 4, scores.data<float>(), 1, max_output, iou_threshold,
-                                        score_threshold, sigma);
+  const Selection picked =
+      select_boxes(in.n, in.boxes, 4, in.scores, 1, max_output, in.iou_threshold, in.score_threshold, sigma);
   const int64_t count = static_cast<int64_t>(picked.indices.size());
   const int64_t rows = ctx.attrs.get<bool>("pad_to_max_output_size") ? max_output : count;
   DeviceTensor& indices = ctx.output(0);  // Note [Data-dependent output shapes]
