@@ -96,8 +96,7 @@ std::vector<Tensor> compose(const OpDef* op, const Reader& r, const std::vector<
                                               " inputs; got ", in.size()));
   };
   if (op == &kEinsum) {
-    if (in.empty() || in.size() > 2)
-      throw UnimplementedError(absl::StrCat("an einsum of ", in.size(), " operands (tapeflow's einsum takes one or two)"));
+    if (in.empty()) throw InvalidArgumentError("an einsum needs at least one operand");
     const proto::AttrValue* eq = r.attr("equation");
     if (eq == nullptr || eq->value_case() != proto::AttrValue::kS)
       throw InvalidArgumentError("attr 'equation' (a string) is missing");
@@ -110,7 +109,7 @@ std::vector<Tensor> compose(const OpDef* op, const Reader& r, const std::vector<
           throw InvalidArgumentError(absl::StrCat("attr 'T' says ", t->ShortDebugString(), " but input ", k, " is ",
                                                   dtype_name(in[k].dtype())));
     }
-    return {in.size() == 1 ? einsum(eq->s(), in[0]) : einsum(eq->s(), in[0], in[1])};
+    return {einsum(eq->s(), in)};
   }
   if (op == &kSpaceToBatch || op == &kBatchToSpace) {
     need(2, 2);

@@ -236,10 +236,10 @@ Tensor take_diagonals(std::string_view equation, const Tensor& operand, std::str
 
 // Note [einsum's ellipsis]: squeezes out of each operand the ellipsis dims of size 1 whose
 // label has another size in the other operand, so the label stays the other's alone.
-void broadcast_ellipsis(const Parsed& p, std::vector<Tensor>& xs, std::vector<std::string>& labels,
+void broadcast_ellipsis(const std::string& ellipsis, std::vector<Tensor>& xs, std::vector<std::string>& labels,
                         std::source_location loc) {
   if (xs.size() != 2) return;
-  for (char c : p.ellipsis)
+  for (char c : ellipsis)
     for (size_t k = 0; k < 2; ++k) {
       const size_t mine = labels[k].find(c), theirs = labels[1 - k].find(c);
       if (mine == std::string::npos || theirs == std::string::npos) continue;
@@ -250,37 +250,29 @@ void broadcast_ellipsis(const Parsed& p, std::vector<Tensor>& xs, std::vector<st
     }
 }
 
-Tensor einsum_impl(std::string_view equation, absl::Span<const Tensor* const> operands, std::source_location loc) {
-  for (size_t k = 0; k < operands.size(); ++k)
-    if (!operands[k]->defined()) throw InvalidArgumentError(absl::StrCat("[einsum] operand ", k, " is ", operands[k]->empty_reason()), loc);
-  const Parsed p = parse(equation, operands, loc);
-  if (operands.size() == 2 && operands[0]->dtype() != operands[1]->dtype())
-    fail(equation, absl::StrCat("operand 0 has dtype ", dtype_name(operands[0]->dtype()), " but operand 1 has dtype ",
-                                dtype_name(operands[1]->dtype())), loc);
-  std::vector<Tensor> xs;
-  std::vector<std::string> labels = p.inputs;
-  for (size_t k = 0; k < operands.size(); ++k) xs.push_back(take_diagonals(equation, *operands[k], labels[k], k, loc));
-  broadcast_ellipsis(p, xs, labels, loc);
+// One or two operands (their diagonals taken) with their labels, to the labels of `output`.
+Tensor contract(std::string_view equation, std::vector<Tensor> xs, std::vector<std::string> labels,
+                const std::string& output, const std::string& ellipsis, std::source_location loc) {
+  broadcast_ellipsis(ellipsis, xs, labels, loc);
   std::vector<const Tensor*> ready;
   for (const Tensor& x : xs) ready.push_back(&x);
   const std::map<char, int64_t> size = label_sizes(equation, labels, ready, loc);
-  if (operands.size() == 1) {
+  if (xs.size() == 1) {
     std::string l = labels[0];
-    if (l == p.output) return l == p.inputs[0] ? identity(xs[0], loc) : xs[0];
-    const Tensor summed = sum_out(xs[0], l, p.output, loc);
-    return permute(summed, l, p.output, loc);
+    const Tensor summed = sum_out(xs[0], l, output, loc);
+    return permute(summed, l, output, loc);
   }
   // Labels of one operand that are neither in the other nor in the output are summed first.
   std::string la = labels[0], lb = labels[1];
-  const Tensor a = sum_out(xs[0], la, lb + p.output, loc);
-  const Tensor b = sum_out(xs[1], lb, la + p.output, loc);
+  const Tensor a = sum_out(xs[0], la, lb + output, loc);
+  const Tensor b = sum_out(xs[1], lb, la + output, loc);
   std::string batch, afree, bfree, contracted;
-  for (char c : p.output) {
+  for (char c : output) {
     if (has(la, c) && has(lb, c)) batch.push_back(c);
     else if (has(la, c)) afree.push_back(c);
     else bfree.push_back(c);
   }
-  for (char c : la) if (has(lb, c) && !has(p.output, c)) contracted.push_back(c);
+  for (char c : la) if (has(lb, c) && !has(output, c)) contracted.push_back(c);
   // [batch, M, K] x [batch, K, N] -> [batch, M, N] (no batch dim when there is no batch label).
   auto blocks = [&](const std::string& first, const std::string& second) {
     Ints s;
@@ -295,7 +287,42 @@ Tensor einsum_impl(std::string_view equation, absl::Span<const Tensor* const> op
   Ints full;
   const std::string result = batch + afree + bfree;
   for (char ch : result) full.push_back(size.at(ch));
-  return permute(reshape_to(equation, c3, full, loc), result, p.output, loc);
+  return permute(reshape_to(equation, c3, full, loc), result, output, loc);
+}
+
+Tensor einsum_impl(std::string_view equation, absl::Span<const Tensor* const> operands, std::source_location loc) {
+  if (operands.empty()) throw InvalidArgumentError("[einsum] needs at least one operand", loc);
+  for (size_t k = 0; k < operands.size(); ++k)
+    if (!operands[k]->defined()) throw InvalidArgumentError(absl::StrCat("[einsum] operand ", k, " is ", operands[k]->empty_reason()), loc);
+  const Parsed p = parse(equation, operands, loc);
+  for (size_t k = 1; k < operands.size(); ++k)
+    if (operands[k]->dtype() != operands[0]->dtype())
+      fail(equation, absl::StrCat("operand 0 has dtype ", dtype_name(operands[0]->dtype()), " but operand ", k,
+                                  " has dtype ", dtype_name(operands[k]->dtype())), loc);
+  std::vector<Tensor> xs;
+  std::vector<std::string> labels = p.inputs;
+  for (size_t k = 0; k < operands.size(); ++k) xs.push_back(take_diagonals(equation, *operands[k], labels[k], k, loc));
+  if (operands.size() == 1 && labels[0] == p.output) return labels[0] == p.inputs[0] ? identity(xs[0], loc) : xs[0];
+  if (operands.size() <= 2) return contract(equation, xs, labels, p.output, p.ellipsis, loc);
+  // Note [einsum of three or more]: left to right, two at a time (TensorFlow's Python splits
+  // such an einsum into pairs too); each partial result keeps the labels that a later operand
+  // or the output still needs, in the order they first appear.
+  Tensor acc = xs[0];
+  std::string acc_labels = labels[0];
+  for (size_t k = 1; k < xs.size(); ++k) {
+    std::string keep;
+    if (k + 1 == xs.size()) {
+      keep = p.output;
+    } else {
+      std::string later = p.output;
+      for (size_t j = k + 1; j < labels.size(); ++j) later += labels[j];
+      for (char c : acc_labels + labels[k])
+        if (has(later, c) && !has(keep, c)) keep.push_back(c);
+    }
+    acc = contract(equation, {acc, xs[k]}, {acc_labels, labels[k]}, keep, p.ellipsis, loc);
+    acc_labels = keep;
+  }
+  return acc;
 }
 
 }  // namespace
@@ -307,6 +334,12 @@ Tensor einsum(std::string_view equation, const Tensor& a, std::source_location l
 
 Tensor einsum(std::string_view equation, const Tensor& a, const Tensor& b, std::source_location loc) {
   const Tensor* ops[2] = {&a, &b};
+  return einsum_impl(equation, ops, loc);
+}
+
+Tensor einsum(std::string_view equation, const std::vector<Tensor>& operands, std::source_location loc) {
+  std::vector<const Tensor*> ops;
+  for (const Tensor& t : operands) ops.push_back(&t);
   return einsum_impl(equation, ops, loc);
 }
 

@@ -1,4 +1,4 @@
-// einsum: Einstein summation over one or two operands, as tf.einsum.
+// einsum: Einstein summation, as tf.einsum.
 //
 //   einsum("ij,jk->ik", a, b);     // matmul
 //   einsum("bij,bjk->bik", a, b);  // batch matmul
@@ -10,6 +10,7 @@
 //   einsum("...b,bc->...c", x, w); // "..." for the dims no letter names (Keras' EinsumDense)
 //   einsum("ii->i", m);            // a letter repeated in one operand: the diagonal
 //   einsum("ii", m);               // the trace
+//   einsum("ij,jk,kl->il", {a, b, c});  // three or more: two at a time, left to right
 //
 // Note [einsum is a composite]: einsum has no OpDef and no kernel. The equation is read at
 // call time and turned into primitives: reduce_sum for labels of one operand that appear
@@ -34,6 +35,7 @@
 
 #include <source_location>
 #include <string_view>
+#include <vector>
 
 #include "eager/tensor.h"
 
@@ -42,6 +44,9 @@ namespace tapeflow {
 Tensor einsum(std::string_view equation, const Tensor& a,
               std::source_location loc = std::source_location::current());
 Tensor einsum(std::string_view equation, const Tensor& a, const Tensor& b,
+              std::source_location loc = std::source_location::current());
+// Any number of operands (Note [einsum of three or more]).
+Tensor einsum(std::string_view equation, const std::vector<Tensor>& operands,
               std::source_location loc = std::source_location::current());
 
 }  // namespace tapeflow

@@ -20,6 +20,12 @@ using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
+Tensor eye_of(int64_t n) {
+  std::vector<double> v(static_cast<size_t>(n * n), 0.0);
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i * n + i)] = 1.0;
+  return Tensor(v, Shape{n, n});
+}
+
 Tensor rnd(std::vector<int64_t> shape, int64_t seed) {
   return random_uniform(Shape(shape), -1.0, 1.0, DType::kFloat64, seed);
 }
@@ -166,6 +172,27 @@ TEST(EinsumTest, EllipsisAndDiagonalsTraceWithUnknownDims) {
   Session s(g);
   expect_close(s.run(y, {{x, xv}}), matmul(xv, w), 1e-12);
   expect_close(s.run(d, {{g.get_tensor_by_name("m:0"), mv}}), einsum("bii->bi", mv), 0);
+}
+
+TEST(EinsumTest, ThreeOrMoreOperandsContractTwoAtATime) {
+  const Tensor a = rnd({2, 3}, 70), b = rnd({3, 4}, 71), c = rnd({4, 5}, 72), u = rnd({3}, 73);
+  expect_close(einsum("ij,jk,kl->il", {a, b, c}), matmul(matmul(a, b), c), 1e-12);
+  expect_close(einsum("ij,jk,kl", {a, b, c}), matmul(matmul(a, b), c), 1e-12);  // implicit "il"
+  expect_close(einsum("i,i,i->", {u, u, u}), reduce_sum(u * u * u), 1e-12);
+  // A label the last operand shares with the first stays through the middle contraction.
+  const Tensor x = rnd({2, 3}, 74), y = rnd({3, 4}, 75), z = rnd({4, 2}, 76);
+  expect_close(einsum("ij,jk,ki->i", {x, y, z}), reduce_sum(matmul(matmul(x, y), z) * eye_of(2), {1}), 1e-12);
+  const Tensor bx = rnd({2, 2, 3}, 77), by = rnd({2, 3, 4}, 78), bz = rnd({4, 5}, 79);
+  expect_close(einsum("...ij,...jk,kl->...il", {bx, by, bz}), matmul(matmul(bx, by), bz), 1e-12);
+  expect_close(einsum("ij->ji", std::vector<Tensor>{a}), transpose(a), 0);
+  EXPECT_THAT(error_of([&] { einsum("ij,jk,kl->il", {a, b, cast(c, DType::kFloat32)}); }),
+              HasSubstr("operand 0 has dtype float64 but operand 2 has dtype float32"));
+  EXPECT_THAT(error_of([&] { einsum("", std::vector<Tensor>{}); }), HasSubstr("[einsum] needs at least one operand"));
+  // Gradients come through the pairs' primitives.
+  GradientTape tape;
+  tape.watch(b);
+  const Tensor grad = tape.gradient(reduce_sum(einsum("ij,jk,kl->il", {a, b, c})), b);
+  expect_close(grad, matmul(matmul(transpose(a), ones_like(matmul(matmul(a, b), c))), transpose(c)), 1e-12);
 }
 
 TEST(EinsumTest, GradientsComeThroughThePrimitives) {

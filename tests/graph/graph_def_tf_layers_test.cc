@@ -299,6 +299,14 @@ TEST(GraphDefTfLayersTest, FrozenEinsumNodesRunAsTheComposite) {
   Graph e = graph_from_graph_def(graph_def_from_text(ellipsis));
   EXPECT_EQ(e.get_tensor_by_name("dense/einsum/Einsum:0").shape(), (Shape{-1, 4, 4}));
   expect_close(run_with_shape(e, "scores:0", Shape{2, 2, 4, 4}, "x:0", x), got, 0);
+  // Three operands (written by hand: TensorFlow's Python splits them into pairs).
+  std::string three = text;
+  three.replace(three.find("input: \"heads\" input: \"heads\""), 29, "input: \"heads\" input: \"heads\" input: \"heads\"");
+  three.replace(three.find("aecd,abcd->acbe"), 15, "aecd,abcd,abcd->acbe");
+  three.replace(three.find("i: 2", three.find("name: \"attention/einsum/Einsum\"")), 4, "i: 3");
+  Graph t3 = graph_from_graph_def(graph_def_from_text(three));
+  expect_close(run_with_shape(t3, "scores:0", Shape{2, 2, 4, 4}, "x:0", x),
+               einsum("aecd,abcd,abcd->acbe", {heads, heads, heads}), 1e-4);
   std::string diagonal = text;
   diagonal.replace(diagonal.find("abc,cd->abd"), 11, "abc,cc->abd");
   EXPECT_THAT(error_of([&] { graph_from_graph_def(graph_def_from_text(diagonal)); }),
