@@ -66,6 +66,8 @@ TEST(CropAndResizeTest, SamplesOutsideTheImageTakeTheExtrapolationValue) {
   // Columns 0, 2, 4 of row 0, nearest: the last is outside; the default value is 0.
   EXPECT_THAT(crop_and_resize(ramp(), boxes({0, 0, 0, 2}), indices({0}), {1, 3}, "nearest").to_vector<float>(),
               ElementsAre(0, 2, 0));
+  EXPECT_THAT(crop_and_resize(ramp(), boxes({0, 0, 0, 2}), indices({0}), {1, 3}, "nearest", -3).to_vector<float>(),
+              ElementsAre(0, 2, -3));
   // A NaN or infinite coordinate samples nothing.
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
   EXPECT_THAT(crop_and_resize(ramp(), boxes({nan, 0, 1, 1, 0, -inf, 1, 1}), indices({0, 0}), {1, 1}, "bilinear", 9)
