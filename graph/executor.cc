@@ -14,6 +14,7 @@
 #include "eager/context.h"
 #include "eager/ops/binary.h"
 #include "devices/cpu/intra_op_pool.h"
+#include "graph/functional_ops.h"
 #include "graph/graph_ops.h"
 #include "graph/placer.h"
 #include "graph/rendezvous.h"
@@ -35,6 +36,7 @@ PlanStep::Kind kind_of(const Node& node) {
   const OpDef* op = node.op;
   // A captured input (a placeholder with a value) reads as a constant unless it is fed.
   if (op == &kConstOp || (op == &kPlaceholderOp && node.value.defined())) return K::kConst;
+  if (is_functional_op(op)) return K::kFunctional;
   if (op == &kNoOp || op == &kVarHandleOp) return K::kNoOp;
   if (op == &kPrintOp) return K::kPrint;
   if (op == &kAssertOp) return K::kAssert;
@@ -163,6 +165,7 @@ std::unique_ptr<Plan> Plan::compile(const Graph& graph, const Request& request, 
       step.random = node.op->stateful && node.attrs.has("seed2");
       step.reuse_input = node.op->elementwise;
     }
+    if (step.kind == PlanStep::Kind::kFunctional) step.functional = compile_functional(node, options, device_list, loc);
     // Note [Partitions]: an input made on another device comes through a _Send/_Recv pair.
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const TensorRef& in = node.inputs[i];
@@ -262,6 +265,7 @@ std::unique_ptr<Plan> Plan::compile(const Graph& graph, const Request& request, 
 struct Plan::RunContext {
   const std::vector<Tensor>* feeds;
   SessionState* state;
+  const RunOptions* options = nullptr;
   std::unique_ptr<Rendezvous> rendezvous;  // Note [Partitions]: only when the plan has transfers
   std::vector<DeviceTensor> slots;
   std::unique_ptr<std::atomic<int>[]> uses_left;  // parallel mode
@@ -666,6 +670,15 @@ void Plan::run_step(const PlanStep& step, RunContext& rc) const {
     case PlanStep::Kind::kKernel:
       run_kernel(step, rc);
       break;
+    case PlanStep::Kind::kFunctional: {
+      std::vector<Tensor> inputs;
+      for (size_t i = 0; i < step.inputs.size(); ++i) inputs.push_back(input_tensor(static_cast<int>(i)));
+      std::optional<Clock::time_point> deadline;
+      if (rc.options && rc.options->timeout_in_ms > 0) deadline = rc.start + std::chrono::milliseconds(rc.options->timeout_in_ms);
+      const std::vector<Tensor> outputs = run_functional(*step.functional, node, std::move(inputs), rc.options, deadline);
+      for (size_t k = 0; k < outputs.size(); ++k) slots[static_cast<size_t>(step.first_output) + k] = outputs[k].device_tensor();
+      break;
+    }
   }
   if (rc.tracing) record_stats(step, rc, t0);
 }
@@ -910,6 +923,7 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& feeds, SessionState& st
   RunContext rc;
   rc.feeds = &feeds;
   rc.state = &state;
+  rc.options = options;
   if (!transfers_.empty()) rc.rendezvous = std::make_unique<Rendezvous>();
   rc.slots.resize(static_cast<size_t>(num_slots_));
   rc.tracing = options && options->trace_level == RunOptions::TraceLevel::kFullTrace && metadata;

@@ -113,10 +113,20 @@ void record_variable_update(VariableOverlay& overlay, const Variable& variable, 
 // state.mu; eager variables' through Variable::compare_and_set, re-applied when another writer won.
 void commit_variable_writes(VariableOverlay& overlay, SessionState& state);
 
+// Note [Functional control flow] (graph/functional_ops.h): the plans of a functional node's
+// bodies, compiled with the node's plan (graph/functional_run.cc).
+struct FunctionalPlans;
+std::shared_ptr<const FunctionalPlans> compile_functional(const Node& node, const SessionOptions& options,
+                                                          const std::vector<Device*>& devices, std::source_location loc);
+// Runs the node on its inputs; `deadline` ends a While (DeadlineExceededError) when set.
+std::vector<Tensor> run_functional(const FunctionalPlans& plans, const Node& node, std::vector<Tensor> inputs,
+                                   const RunOptions* options, std::optional<std::chrono::steady_clock::time_point> deadline);
+
 struct PlanStep {
   enum class Kind : uint8_t {
     kKernel, kView, kConst, kNoOp, kPrint, kAssert, kRead, kAssign, kAssignAdd, kAssignSub,
-    kSend, kRecv  // Note [Partitions]
+    kSend, kRecv,  // Note [Partitions]
+    kFunctional    // If, While, Case: Note [Functional control flow] (graph/functional_ops.h)
   };
   const Node* node = nullptr;  // kSend / kRecv: a node of the plan's own (id -1)
   Kind kind = Kind::kKernel;
@@ -140,6 +150,7 @@ struct PlanStep {
   std::vector<int> fused;
   std::shared_ptr<const FusedMatMulUpdate> matmul_update;
   std::shared_ptr<const FusedBiasActivation> bias_activation;
+  std::shared_ptr<const FunctionalPlans> functional;  // kFunctional: its bodies' plans
   bool fused_away = false;
   int fused_into = -1;  // for a member: the chain's last step
   int64_t fused_inner = 1;  // elements of the trailing dims that broadcast inputs cover

@@ -14,6 +14,28 @@
 
 namespace tapeflow {
 
+namespace {
+const NodeExtras& no_extras() {
+  static const NodeExtras* const none = new NodeExtras();
+  return *none;
+}
+}  // namespace
+
+const std::vector<std::string>& Node::colocate_with() const { return (extras ? *extras : no_extras()).colocate_with; }
+const std::vector<std::shared_ptr<const FunctionBody>>& Node::functions() const {
+  return (extras ? *extras : no_extras()).functions;
+}
+void Node::set_colocate_with(std::vector<std::string> names) {
+  auto next = std::make_shared<NodeExtras>(extras ? *extras : NodeExtras());
+  next->colocate_with = std::move(names);
+  extras = std::move(next);
+}
+void Node::set_functions(std::vector<std::shared_ptr<const FunctionBody>> functions) {
+  auto next = std::make_shared<NodeExtras>(extras ? *extras : NodeExtras());
+  next->functions = std::move(functions);
+  extras = std::move(next);
+}
+
 std::string describe_node(const Node& node) {
   std::string where = node.loc.line() ? absl::StrCat(node.imported ? " imported at " : " created at ",
                                                      node.loc.file_name(), ":", node.loc.line())

@@ -53,6 +53,13 @@ struct TensorRef {
   template <typename H> friend H AbslHashValue(H h, const TensorRef& r) { return H::combine(std::move(h), r.node, r.index); }
 };
 
+struct FunctionBody;  // graph/functional_ops.h
+
+struct NodeExtras {
+  std::vector<std::string> colocate_with;
+  std::vector<std::shared_ptr<const FunctionBody>> functions;
+};
+
 struct Node {
   int id = -1;
   bool imported = false;           // made by import_graph_def: `loc` is the import's call
@@ -66,9 +73,17 @@ struct Node {
   std::source_location loc;        // the user's line that created the node
   Tensor value;                    // Const and captured tensors: the value (a shared buffer)
   std::optional<Variable> variable;  // variable nodes (handle, read, assign): the variable
+  // What few nodes have, behind one pointer (shared by copies; the setters copy on write), so
+  // that a Node stays one 272-byte heap block (Note [Linear import]).
+  std::shared_ptr<const NodeExtras> extras;
+
   // TensorFlow's colocation attr "_class" ("loc:@X" without its prefix): the names of nodes this
   // one is placed with (graph/placer.h, rule 2). Set by import_graph_def, kept by the passes.
-  std::vector<std::string> colocate_with;
+  const std::vector<std::string>& colocate_with() const;
+  void set_colocate_with(std::vector<std::string> names);
+  // If, While and Case (graph/functional_ops.h): the functions the node runs, in the op's order.
+  const std::vector<std::shared_ptr<const FunctionBody>>& functions() const;
+  void set_functions(std::vector<std::shared_ptr<const FunctionBody>> functions);
 };
 
 // "node 'outer/c' (Const) created at file.cc:12" for messages; "node 'conv1/Conv2D' (Conv2D)

@@ -1,6 +1,7 @@
 // Graph -> GraphDef, the OpDef forms (Note [GraphDef form]), the value conversions both
 // directions share, and the text / binary / file edge. Import is graph_def_import.cc.
 #include "graph/graph_def.h"
+#include "graph/graph_def_functional.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/tokenizer.h>
@@ -752,7 +753,7 @@ absl::Status export_node(const GraphState& state, const Node& node, GraphDef& de
   if (&op == &kVarHandleOp) (*n.mutable_attr())["shared_name"].set_s(node.name);
   // Note [Colocation groups] (graph/placer.h): a variable's reads and updates, and the nodes
   // an imported "_class" colocated, carry TensorFlow's "_class", sorted as TensorFlow sorts it.
-  std::vector<std::string> colocation = node.colocate_with;
+  std::vector<std::string> colocation = node.colocate_with();
   if (!variable_handle.empty()) colocation.push_back(variable_handle);
   if (!colocation.empty()) {
     std::sort(colocation.begin(), colocation.end());
@@ -771,6 +772,8 @@ absl::Status export_node(const GraphState& state, const Node& node, GraphDef& de
   if (&op == random_normal) n.set_op("RandomStandardNormal");  // TensorFlow's name; read back by alias_of
   if (&op == identity) TF_RETURN_IF_ERROR(write_placeholder_with_default(state, node, n));
   if (&op == &kAssertOp) TF_RETURN_IF_ERROR(write_assert(n, def, used));
+  if (is_functional_op(&op)) [[unlikely]]
+    TF_RETURN_IF_ERROR(graph_def_internal::write_functional_node(state, node, n, *def.mutable_library()));
   *def.add_node() = std::move(n);
   return absl::OkStatus();
 }

@@ -81,7 +81,8 @@ using GraphDef = proto::GraphDef;
 
 // The graph's nodes in creation (topological) order, TensorFlow's versions set (producer 27,
 // min_consumer 12, what TensorFlow 1.15 writes). Throws UnimplementedError for a node TensorFlow's
-// format cannot carry (a call of a traced function: function libraries are not written).
+// format cannot carry (a call of a traced function). The library holds the functions that
+// imported If, While and Case nodes run.
 GraphDef to_graph_def(const Graph& graph, std::source_location loc = std::source_location::current());
 
 // What import_graph_def hands back for each return element.
@@ -100,7 +101,9 @@ using ImportedElement = std::variant<Tensor, Operation>;
 // - a call of a function of graph_def's library (TensorFlow 2's PartitionedCall and
 //   StatefulPartitionedCall, or the function's name as op type) is inlined: the body's nodes
 //   come under the caller's name ("call/add"), and the caller stays as an IdentityN of the
-//   results, so "call:0" names the first. Control flow over functions (If, While) is not read.
+//   results, so "call:0" names the first.
+// - TensorFlow 2's If, While and Case (and their Stateless forms) run their functions, imported
+//   as bodies of their own (graph/functional_ops.h).
 // - a Placeholder of unknown rank (tf.placeholder without a shape; or no shape attr) must be
 //   replaced through input_map, and then takes its replacement's shape: tapeflow's shapes always
 //   have a rank. Without an entry it is an UnimplementedError that says so.
@@ -155,7 +158,9 @@ inline std::pair<std::string_view, int> split_tensor_name(std::string_view s) {
 // PartitionedCall / StatefulPartitionedCall) replaced by the function's body, the caller's name
 // kept as an IdentityN of its results (Note [Inlined function calls], graph_def_functions.cc);
 // nullopt when nothing calls a library function. A typed error for a call it cannot inline.
-absl::StatusOr<std::optional<GraphDef>> inline_function_calls(const GraphDef& graph_def);
+// `library`: the functions (graph_def's own, or those of the GraphDef a function body came from).
+absl::StatusOr<std::optional<GraphDef>> inline_function_calls(const GraphDef& graph_def,
+                                                              const proto::FunctionDefLibrary& library);
 
 // read_graph_def's bytes, at most `limit` of them (a parameter for tests).
 std::string read_file_bounded(const std::string& path, size_t limit, std::source_location loc);

@@ -35,7 +35,8 @@ namespace {
 // an inlined graph of more than kMaxInlinedNodes nodes or kMaxInlinedBytes bytes, calls nested
 // more than kMaxNesting deep, or a call whose function is an attr placeholder is an error before
 // anything is built.
-// Control flow over functions (If, While, Case) is not inlined: those stay unknown op types.
+// Control flow over functions (If, While, Case) is not inlined: each runs its functions as
+// bodies of its own (Note [Functional control flow], graph/functional_ops.h).
 constexpr int64_t kMaxInlinedNodes = 1'000'000;
 // ... and bytes of NodeDefs (a function holding a large Const, called many times).
 constexpr int64_t kMaxInlinedBytes = int64_t{1} << 30;
@@ -74,8 +75,8 @@ struct Cost {
 
 class Inliner {
  public:
-  explicit Inliner(const GraphDef& def) : def_(def) {
-    for (const proto::FunctionDef& f : def.library().function()) functions_.emplace(f.signature().name(), &f);
+  Inliner(const GraphDef& def, const proto::FunctionDefLibrary& library) : def_(def) {
+    for (const proto::FunctionDef& f : library.function()) functions_.emplace(f.signature().name(), &f);
   }
 
   // The function `node` calls (null: none); NotFound when it names one the library lacks.
@@ -328,9 +329,9 @@ class Inliner {
 
 }  // namespace
 
-absl::StatusOr<std::optional<GraphDef>> inline_function_calls(const GraphDef& def) {
-  if (def.library().function_size() == 0) return std::nullopt;
-  return Inliner(def).run();
+absl::StatusOr<std::optional<GraphDef>> inline_function_calls(const GraphDef& def, const proto::FunctionDefLibrary& library) {
+  if (library.function_size() == 0) return std::nullopt;
+  return Inliner(def, library).run();
 }
 
 }  // namespace tapeflow::graph_def_internal

@@ -17,6 +17,7 @@
 #include "graph/graph_def.h"
 #include "graph/graph_def_composites.h"
 #include "graph/graph_def_control_flow.h"
+#include "graph/graph_def_functional.h"
 
 #include <optional>
 
@@ -165,6 +166,9 @@ class Importer {
   // Note [Composites in a GraphDef]: node i's composite spliced into the plan.
   absl::Status plan_composite(int i, absl::Span<const Ref> inputs, absl::Span<const int> control,
                               const SharedDeviceSpec& device);
+  // Note [Functional control flow]: an If, While or Case node and the bodies of its functions.
+  [[gnu::cold]] absl::Status plan_functional(int i, absl::Span<const Ref> inputs, absl::Span<const int> control,
+                                             const SharedDeviceSpec& device);
   // Renames the composites' inner nodes whose names a GraphDef node has (in any case), once
   // every GraphDef name is known: the GraphDef's nodes keep theirs.
   void rename_composite_nodes();
@@ -192,8 +196,9 @@ class Importer {
   // Infers the node's outputs, sets its id, inputs, control inputs (planned nodes) and location,
   // and appends it to the plan. `packed_name`: its name in names_, when it has a GraphDef node's
   // name. Returns its planned index.
+  // `infer`: false when the node's outputs are set (a functional node's come from its bodies).
   absl::StatusOr<int> add_planned(std::unique_ptr<Node> node, absl::Span<const Ref> inputs, absl::Span<const int> control,
-                                  std::string_view packed_name = {});
+                                  std::string_view packed_name = {}, bool infer = true);
   Ref output_ref(int planned, int index) const { return Ref{base_ + planned, index}; }
   // The planned node a Ref names, or null for a tensor of the target graph.
   const Node* planned_node(const Ref& ref) const {
@@ -396,7 +401,7 @@ void Importer::clear_plan() {
 absl::Status Importer::check_op_types() {
   std::map<std::string, std::vector<std::string>> unknown;  // sorted, so the message is stable
   // Calls of the library's functions were inlined (Note [Inlined function calls]); an op that
-  // runs them another way (control flow v2's If, While, Case: a func attr) is named as such.
+  // runs them another way (an op tapeflow lacks with a func attr) is named as such.
   absl::flat_hash_set<std::string_view> functions;
   for (const proto::FunctionDef& f : library_.function()) functions.insert(f.signature().name());
   bool calls_function = false;
@@ -413,9 +418,9 @@ absl::Status Importer::check_op_types() {
     parts.push_back(absl::StrCat(type, nodes.size() == 1 ? " (node " : " (nodes ", absl::StrJoin(nodes, ", "), ")"));
   return absl::NotFoundError(absl::StrCat("[import_graph_def] the GraphDef uses op types tapeflow does not have: ",
                                           absl::StrJoin(parts, "; "),
-                                          calls_function ? "; tapeflow inlines direct calls of a GraphDef's library functions "
-                                                           "(PartitionedCall, StatefulPartitionedCall), not the functions "
-                                                           "that control flow ops (If, While, Case) run" : ""));
+                                          calls_function ? "; tapeflow runs a GraphDef's library functions through calls "
+                                                           "(PartitionedCall, StatefulPartitionedCall) and through If, "
+                                                           "While and Case, not through these" : ""));
 }
 
 // The GraphDef's own order when every input comes first, as plan_in_one_pass plans (so both
@@ -425,13 +430,15 @@ absl::StatusOr<std::vector<int>> Importer::topological_order() {
 }
 
 absl::StatusOr<int> Importer::add_planned(std::unique_ptr<Node> node, absl::Span<const Ref> inputs,
-                                          absl::Span<const int> control, std::string_view packed_name) {
-  input_specs_.clear();
-  for (const Ref& r : inputs) input_specs_.push_back(spec(r));
-  InferenceContext ictx{node->op->api_name, input_specs_, node->attrs};
-  absl::StatusOr<OutputSpecs> outs = node->op->infer(ictx);
-  if (!outs.ok()) return with_op_prefix(outs.status(), node->op->api_name);
-  node->outputs = *std::move(outs);
+                                          absl::Span<const int> control, std::string_view packed_name, bool infer) {
+  if (infer) [[likely]] {
+    input_specs_.clear();
+    for (const Ref& r : inputs) input_specs_.push_back(spec(r));
+    InferenceContext ictx{node->op->api_name, input_specs_, node->attrs};
+    absl::StatusOr<OutputSpecs> outs = node->op->infer(ictx);
+    if (!outs.ok()) return with_op_prefix(outs.status(), node->op->api_name);
+    node->outputs = *std::move(outs);
+  }
   node->inputs.assign(inputs.begin(), inputs.end());
   node->control_inputs.reserve(control.size());
   for (int c : control) node->control_inputs.push_back(base_ + c);
@@ -791,6 +798,7 @@ absl::Status Importer::plan_node(int i) {
     refs.push_back(*r);
   }
   if (graph_def_internal::composite_op(op.type) == &op) return plan_composite(i, refs, control, *device);
+  if (is_functional_op(&op)) [[unlikely]] return plan_functional(i, refs, control, *device);
   auto node = std::make_unique<Node>();
   node->name = nd.name();
   node->op = &op;
@@ -968,6 +976,26 @@ absl::Status Importer::plan_composite(int i, absl::Span<const Ref> inputs, absl:
   return absl::OkStatus();
 }
 
+absl::Status Importer::plan_functional(int i, absl::Span<const Ref> inputs, absl::Span<const int> control,
+                                       const SharedDeviceSpec& device) {
+  std::vector<TensorSpec> specs;
+  for (const Ref& r : inputs) specs.push_back(spec(r));
+  const OpDef& op = *op_of_[static_cast<size_t>(i)];
+  auto p = graph_def_internal::plan_functional_node(def_.node(i), op, specs, loc_);
+  if (!p.ok()) return node_error(p.status().code(), i, p.status().message());
+  auto node = std::make_unique<Node>();
+  node->name = def_.node(i).name();
+  node->op = &op;
+  node->requested_device = device;
+  node->attrs = std::move(p->attrs);
+  node->outputs = std::move(p->outputs);
+  node->set_functions(std::move(p->bodies));
+  absl::StatusOr<int> id = add_planned(std::move(node), inputs, control, names_[static_cast<uint32_t>(i)], /*infer=*/false);
+  if (!id.ok()) return node_error(id.status().code(), i, id.status().message());
+  outputs_of_[i] = *id;
+  return read_colocation(i, *id);
+}
+
 void Importer::rename_composite_nodes() {
   absl::flat_hash_set<std::string> taken;  // lowercased, as the graph compares names
   for (int i = 0; i < def_.node_size(); ++i) taken.insert(absl::AsciiStrToLower(def_.node(i).name()));
@@ -1007,7 +1035,7 @@ std::vector<ImportedElement> Importer::commit(std::string_view name) {
   for (const auto& [k, graph_def_nodes] : colocations_) {
     std::vector<std::string> names;
     for (int x : graph_def_nodes) names.push_back(state.node(first + outputs_of_[x]).name);
-    state.mutable_node(first + k).colocate_with = std::move(names);
+    state.mutable_node(first + k).set_colocate_with(std::move(names));
   }
   absl::flat_hash_map<int, Variable> variable_of;  // planned VarHandleOp -> its Variable
   for (int k : variable_handles_) {
@@ -1105,11 +1133,14 @@ absl::StatusOr<std::vector<int>> inputs_first_order(const proto::GraphDef& def, 
   out.resize(returned);
 }
 
-std::vector<ImportedElement> import_graph_def(const Graph& graph, const GraphDef& graph_def,
-                                              const std::map<std::string, Tensor>& input_map,
-                                              const std::vector<std::string>& return_elements, std::string_view name,
-                                              std::source_location loc) {
-  absl::StatusOr<std::optional<GraphDef>> inlined = inline_function_calls(graph_def);  // Note [Inlined function calls]
+// import_graph_def with the functions of `library` (graph_def's, or for a body its GraphDef's).
+static std::vector<ImportedElement> import_into(const Graph& graph, const GraphDef& graph_def,
+                                                const proto::FunctionDefLibrary& library,
+                                                const std::map<std::string, Tensor>& input_map,
+                                                const std::vector<std::string>& return_elements, std::string_view name,
+                                                std::source_location loc) {
+  graph_def_internal::FunctionBodyScope bodies(library);  // Note [Functional control flow]
+  absl::StatusOr<std::optional<GraphDef>> inlined = inline_function_calls(graph_def, library);  // Note [Inlined function calls]
   throw_if_error(inlined.status(), loc);
   // A GraphDef imports in one pass of this loop; a second runs only after the rewrite of
   // TensorFlow 1's control flow and Asserts, when the first failed on them.
@@ -1119,7 +1150,7 @@ std::vector<ImportedElement> import_graph_def(const Graph& graph, const GraphDef
   std::optional<graph_def_internal::ResolvedControlFlow> resolved;
   std::vector<std::string> resolved_elements;
   for (;;) {
-    Importer importer(graph, *def, graph_def.library(), *map, loc);
+    Importer importer(graph, *def, library, *map, loc);
     const absl::Status planned = importer.plan(*elements);
     if (planned.ok()) {
       std::vector<ImportedElement> out = importer.commit(name);
@@ -1138,6 +1169,20 @@ std::vector<ImportedElement> import_graph_def(const Graph& graph, const GraphDef
     for (const auto& d : resolved->decided_by_default) resolved_elements.push_back(d.tensor);
     elements = &resolved_elements;
   }
+}
+
+std::vector<ImportedElement> import_graph_def(const Graph& graph, const GraphDef& graph_def,
+                                              const std::map<std::string, Tensor>& input_map,
+                                              const std::vector<std::string>& return_elements, std::string_view name,
+                                              std::source_location loc) {
+  return import_into(graph, graph_def, graph_def.library(), input_map, return_elements, name, loc);
+}
+
+std::vector<ImportedElement> graph_def_internal::import_with_library(const Graph& graph, const GraphDef& graph_def,
+                                                                     const proto::FunctionDefLibrary& library,
+                                                                     const std::vector<std::string>& return_elements,
+                                                                     std::source_location loc) {
+  return import_into(graph, graph_def, library, {}, return_elements, "", loc);
 }
 
 std::vector<ImportedElement> import_graph_def(const GraphDef& graph_def, const std::map<std::string, Tensor>& input_map,

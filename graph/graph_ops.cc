@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/errors.h"
+#include "graph/functional_ops.h"
 #include "graph/graph_context.h"
 #include "tape/gradient_registry.h"
 
@@ -92,7 +93,7 @@ const OpDef* find_graph_op(std::string_view type) {
   for (const OpDef* op : {&kPlaceholderOp, &kConstOp, &kNoOp, &kPrintOp, &kAssertOp, &kVarHandleOp, &kReadVariableOp,
                           &kAssignVariableOp, &kAssignAddVariableOp, &kAssignSubVariableOp})
     if (type == op->type) return op;
-  return nullptr;
+  return find_functional_op(type);
 }
 
 const OpDef* find_any_op(std::string_view type) {

@@ -356,7 +356,8 @@ bool attrs_equal(const AttrMap& a, const AttrMap& b) {
 // colocation and attrs; Consts also need equal values.
 bool same_node(const Node& a, const Node& b) {
   if (a.op != b.op || a.inputs != b.inputs || a.control_inputs != b.control_inputs ||
-      !(a.requested_device == b.requested_device) || a.colocate_with != b.colocate_with ||
+      !(a.requested_device == b.requested_device) || a.colocate_with() != b.colocate_with() ||
+      a.functions() != b.functions() ||
       a.outputs.size() != b.outputs.size() ||
       !attrs_equal(a.attrs, b.attrs))
     return false;

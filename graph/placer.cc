@@ -104,7 +104,7 @@ Groups colocation_groups(const std::vector<const Node*>& nodes, std::vector<char
   bool any_colocation = false;
   for (int id = 0; id < n; ++id) {
     const Node& node = *nodes[id];
-    any_colocation |= !node.colocate_with.empty();
+    any_colocation |= !node.colocate_with().empty();
     if (!node.variable) continue;
     auto [it, inserted] = first_of_variable.try_emplace(node.variable->id(), id);
     if (!inserted) groups.unite(it->second, id);
@@ -114,7 +114,7 @@ Groups colocation_groups(const std::vector<const Node*>& nodes, std::vector<char
   by_name.reserve(static_cast<size_t>(n));
   for (int id = 0; id < n; ++id) by_name.emplace(nodes[id]->name, id);
   for (int id = 0; id < n; ++id) {
-    for (const std::string& target : nodes[id]->colocate_with) {
+    for (const std::string& target : nodes[id]->colocate_with()) {
       if (auto it = by_name.find(target); it != by_name.end()) {
         groups.unite(id, it->second);
         if (it->second != id) is_target[it->second] = 1;

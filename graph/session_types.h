@@ -47,7 +47,8 @@ struct RunOptions {
   TraceLevel trace_level = TraceLevel::kNoTrace;
   bool output_partition_graphs = false;
   // A remote run (target "grpc://...") fails with DeadlineExceededError, naming the task and
-  // what it was doing, when it takes longer than this; 0: no limit. Ignored by local runs.
+  // what it was doing, when it takes longer than this; 0: no limit. A local run checks it
+  // before each iteration of a While loop (Note [Functional control flow]).
   int64_t timeout_in_ms = 0;
 };
 

@@ -59,10 +59,10 @@ std::string ran_on(const RunMetadata& metadata, const std::string& node) {
 
 TEST(ColocationTest, ImportedClassPlacesTheNodeWithItsVariable) {
   Graph g = graph_from_graph_def(graph_def_from_text(kLayer));
-  EXPECT_THAT(g.get_operation_by_name("conv1/scaled").node().colocate_with, ElementsAre("conv1/weights"));
-  EXPECT_THAT(g.get_operation_by_name("conv1/free").node().colocate_with, IsEmpty());
+  EXPECT_THAT(g.get_operation_by_name("conv1/scaled").node().colocate_with(), ElementsAre("conv1/weights"));
+  EXPECT_THAT(g.get_operation_by_name("conv1/free").node().colocate_with(), IsEmpty());
   // A VarHandleOp naming itself adds nothing.
-  EXPECT_THAT(g.get_operation_by_name("conv1/weights").node().colocate_with, IsEmpty());
+  EXPECT_THAT(g.get_operation_by_name("conv1/weights").node().colocate_with(), IsEmpty());
   EXPECT_FALSE(g.get_operation_by_name("conv1/scaled").attrs().has("class"));
 
   Session sess(g, two_cpu_options(/*log=*/true));
@@ -91,7 +91,7 @@ TEST(ColocationTest, TheNamedNodesRequestWinsAndItNeedNotRun) {
       attr { key: "_class" value { list { s: "loc:@anchor" s: "not-a-location" } } } }
     node { name: "anchor" op: "Square" input: "x" device: "/device:CPU:1" attr { key: "T" value { type: DT_FLOAT } } })pb";
   Graph g = graph_from_graph_def(graph_def_from_text(kText));
-  EXPECT_THAT(g.get_operation_by_name("follower").node().colocate_with, ElementsAre("anchor"));
+  EXPECT_THAT(g.get_operation_by_name("follower").node().colocate_with(), ElementsAre("anchor"));
   Session sess(g, two_cpu_options());
   RunOptions trace;
   trace.trace_level = RunOptions::TraceLevel::kFullTrace;
@@ -168,7 +168,7 @@ TEST(ColocationTest, ExportWritesClassAndARoundTripKeepsAttrAndPlacement) {
   // Under a prefix the names in "_class" follow the nodes they name.
   Graph prefixed;
   import_graph_def(prefixed, graph_def_from_text(kLayer), {}, {}, "import");
-  EXPECT_THAT(prefixed.get_operation_by_name("import/conv1/scaled").node().colocate_with,
+  EXPECT_THAT(prefixed.get_operation_by_name("import/conv1/scaled").node().colocate_with(),
               ElementsAre("import/conv1/weights"));
   EXPECT_EQ(place_all(prefixed, cpus).at("import/conv1/scaled"), kCpu1);
 }
@@ -187,8 +187,8 @@ TEST(ColocationTest, NodesNamingAMissingNodeArePlacedTogether) {
     neg(x);  // "Neg"
     abs(x);  // "Abs"
   }
-  g.state()->mutable_node(g.get_operation_by_name("Square").id()).colocate_with = {"gone"};
-  g.state()->mutable_node(g.get_operation_by_name("Neg").id()).colocate_with = {"gone"};
+  g.state()->mutable_node(g.get_operation_by_name("Square").id()).set_colocate_with({"gone"});
+  g.state()->mutable_node(g.get_operation_by_name("Neg").id()).set_colocate_with({"gone"});
   DeviceManager::global().set_num_cpu_devices(2);
   const auto where = place_all(g, {DeviceManager::global().cpu(0), DeviceManager::global().cpu(1)});
   EXPECT_EQ(where.at("Square"), kCpu1);

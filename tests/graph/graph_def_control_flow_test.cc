@@ -123,8 +123,8 @@ TEST(GraphDefControlFlowTest, AReturnElementOnThePrunedBranchIsAnErrorAndItsInpu
     else if (n.name() == "cond/add/y") (*n.mutable_attr())["_class"].mutable_list()->add_s("loc:@cond/mul");
   Graph h;
   import_graph_def(h, colocated, {{"pred:0", Tensor(true)}}, {}, "");
-  EXPECT_TRUE(h.get_operation_by_name("cond/mul").node().colocate_with.empty());
-  EXPECT_EQ(h.get_operation_by_name("cond/mul/Switch").node().colocate_with, std::vector<std::string>{"x"});
+  EXPECT_TRUE(h.get_operation_by_name("cond/mul").node().colocate_with().empty());
+  EXPECT_EQ(h.get_operation_by_name("cond/mul/Switch").node().colocate_with(), std::vector<std::string>{"x"});
   // The taken output of a Switch is output 0 of its Identity.
   auto out = import_graph_def(g, def, {{"pred:0", Tensor(true)}, {"cond/add/y:0", Tensor(5.f)}}, {"cond/mul/Switch:1"}, "imp");
   EXPECT_EQ(std::get<Tensor>(out[0]).name(), "imp/cond/mul/Switch:0");

@@ -82,7 +82,7 @@ TEST(GraphDefFunctionsTest, CallsOfLibraryFunctionsAreInlined) {
   EXPECT_EQ(g.get_operation_by_name("partitioned/add").inputs()[0].name(), "called:0");
   EXPECT_EQ(g.get_operation_by_name("after").control_inputs()[0].name(), "partitioned");
   // Colocation with a body node or an argument names the inlined node or the caller's input.
-  EXPECT_THAT(g.get_operation_by_name("partitioned/add").node().colocate_with, ElementsAre("partitioned/one", "called"));
+  EXPECT_THAT(g.get_operation_by_name("partitioned/add").node().colocate_with(), ElementsAre("partitioned/one", "called"));
 
   Session sess(g);
   const std::vector<Tensor> got = sess.run({g.get_tensor_by_name("out:0"), g.get_tensor_by_name("partitioned:0")},
@@ -281,12 +281,12 @@ TEST(GraphDefFunctionsTest, CallsThatCannotBeInlinedAreErrors) {
   EXPECT_THAT(error_of<InvalidArgumentError>([&] { import_text(R"pb(node { name: "c" op: "g0" input: "x" })pb", chain_library("g", 70, 1)); }),
               HasSubstr("function calls nest more than 64 deep"));
   const std::string message = error_of<NotFoundError>([&] {
-    import_text(R"pb(node { name: "c" op: "If" input: "x" input: "x"
-                            attr { key: "then_branch" value { func { name: "add_one" } } }
-                            attr { key: "else_branch" value { func { name: "add_one" } } } })pb", kAddOneLibrary);
+    import_text(R"pb(node { name: "c" op: "For" input: "x" input: "x" input: "x" input: "x"
+                            attr { key: "body" value { func { name: "add_one" } } } })pb", kAddOneLibrary);
   });
-  EXPECT_THAT(message, HasSubstr("op types tapeflow does not have: If (node c); tapeflow inlines direct calls"));
-  EXPECT_THAT(message, HasSubstr("not the functions that control flow ops (If, While, Case) run"));
+  EXPECT_THAT(message, HasSubstr("op types tapeflow does not have: For (node c); tapeflow runs a GraphDef's library "
+                                 "functions through calls (PartitionedCall, StatefulPartitionedCall) and through If, "
+                                 "While and Case, not through these"));
   EXPECT_EQ(g.num_nodes(), 0);
   // An unknown op beside an unrelated library does not get the sentence.
   EXPECT_THAT(error_of<NotFoundError>([&] { import_text(R"pb(node { name: "e" op: "ImageProjectiveTransformV3" input: "x" })pb", kAddOneLibrary); }),

@@ -324,7 +324,7 @@ TEST(FreezeTest, DropsColocationWithTheVariablesItRemoves) {
   Session sess(g);
   sess.run(g.get_operation_by_name("w/Assign"));
   FrozenGraph frozen = freeze(g, &sess, {g.get_tensor_by_name("y:0"), g.get_tensor_by_name("anchor:0")});
-  EXPECT_THAT(frozen.graph.get_operation_by_name("y").node().colocate_with, ElementsAre("anchor"));
+  EXPECT_THAT(frozen.graph.get_operation_by_name("y").node().colocate_with(), ElementsAre("anchor"));
   Session fs(frozen.graph);
   EXPECT_THAT(fs.run(frozen.outputs[0], {{frozen.graph.get_tensor_by_name("x:0"), {1.f, 3.f}}}).to_vector<float>(),
               ElementsAre(2.f, 6.f));

@@ -1,0 +1,114 @@
+// Running If, While and Case nodes: Note [Functional control flow] (graph/functional_ops.h).
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/errors.h"
+#include "graph/executor.h"
+#include "graph/functional_ops.h"
+
+namespace tapeflow {
+
+struct FunctionalPlans {
+  std::vector<std::shared_ptr<const FunctionBody>> bodies;  // the node's functions, in its order
+  std::vector<std::unique_ptr<Plan>> plans;                 // one per body
+  // The bodies' own state: their random ops count runs apart from the graph's (their node ids
+  // are their own graphs'). They hold no variables (the import refuses them).
+  mutable SessionState state;
+};
+
+namespace {
+
+const char* role_of(FunctionalKind kind, size_t body) {
+  switch (kind) {
+    case FunctionalKind::kIf: return body == 0 ? "then_branch" : "else_branch";
+    case FunctionalKind::kWhile: return body == 0 ? "cond" : "body";
+    default: return "branch";
+  }
+}
+
+std::string describe_function(const Node& node, size_t body) {
+  const FunctionBody& b = *node.functions()[body];
+  return absl::StrCat(role_of(functional_kind(node.op), body), " '", b.func.name(), "' of ", describe_node(node));
+}
+
+[[noreturn]] void fail(const Node& node, absl::StatusCode code, const std::string& message) {
+  throw_status(absl::Status(code, absl::StrCat("[", node.op->api_name, "] ", message, "\n  in ", describe_node(node))), node.loc);
+}
+
+// `what` (values a body takes or gives) against the specs they must fit.
+void check_values(const Node& node, const std::vector<Tensor>& values, absl::Span<const TensorSpec> specs,
+                  const std::string& what) {
+  if (values.size() != specs.size())
+    fail(node, absl::StatusCode::kInvalidArgument, absl::StrCat(what, ": ", values.size(), " values for ", specs.size()));
+  for (size_t k = 0; k < values.size(); ++k)
+    if (values[k].dtype() != specs[k].dtype || !values[k].shape().is_compatible_with(specs[k].shape))
+      fail(node, absl::StatusCode::kInvalidArgument,
+           absl::StrCat(what, ": value ", k, " is ", dtype_name(values[k].dtype()), " ", values[k].shape().to_string(),
+                        " where ", dtype_name(specs[k].dtype), " ", specs[k].shape.to_string(), " is expected"));
+}
+
+}  // namespace
+
+std::shared_ptr<const FunctionalPlans> compile_functional(const Node& node, const SessionOptions& options,
+                                                          const std::vector<Device*>& devices, std::source_location loc) {
+  auto plans = std::make_shared<FunctionalPlans>();
+  plans->bodies = node.functions();
+  for (size_t b = 0; b < plans->bodies.size(); ++b) {
+    const FunctionBody& body = *plans->bodies[b];
+    Plan::Request request;
+    request.feeds = body.args;
+    for (const TensorRef& r : body.results) {
+      Plan::FetchSpec fetch;
+      fetch.ref = r;
+      request.fetches.push_back(std::move(fetch));
+    }
+    request.targets = {body.call};
+    try {
+      plans->plans.push_back(Plan::compile(body.graph, request, options, loc, &devices));
+    } catch (Error& e) {
+      e.add_context(absl::StrCat("(compiling ", describe_function(node, b), ")"));
+      throw;
+    }
+  }
+  return plans;
+}
+
+std::vector<Tensor> run_functional(const FunctionalPlans& plans, const Node& node, std::vector<Tensor> inputs,
+                                   const RunOptions* options, std::optional<std::chrono::steady_clock::time_point> deadline) {
+  const FunctionalKind kind = functional_kind(node.op);
+  auto run_body = [&](size_t b, const std::vector<Tensor>& args) {
+    const FunctionBody& body = *plans.bodies[b];
+    std::vector<TensorSpec> specs;
+    for (const TensorRef& a : body.args) specs.push_back(body.graph.state()->node(a.node).outputs[0]);
+    check_values(node, args, specs, absl::StrCat("the arguments of ", role_of(kind, b), " '", body.func.name(), "'"));
+    try {
+      return plans.plans[b]->run(args, plans.state, {}, options, nullptr, node.loc);
+    } catch (Error& e) {
+      e.add_context(absl::StrCat("(in ", describe_function(node, b), ")"));
+      throw;
+    }
+  };
+  if (kind == FunctionalKind::kWhile) {
+    std::vector<Tensor> vars = std::move(inputs);
+    for (int64_t iteration = 0;; ++iteration) {
+      if (deadline && std::chrono::steady_clock::now() > *deadline)
+        fail(node, absl::StatusCode::kDeadlineExceeded,
+             absl::StrCat("the loop ran past the run's timeout of ", options->timeout_in_ms, " ms (", iteration,
+                          " iterations done)"));
+      if (!truth_value(run_body(0, vars)[0])) break;
+      vars = run_body(1, vars);
+    }
+    check_values(node, vars, node.outputs, "the loop's results");
+    return vars;
+  }
+  const size_t branch = kind == FunctionalKind::kIf ? (truth_value(inputs[0]) ? 0 : 1)
+                                                    : static_cast<size_t>(case_branch(inputs[0], static_cast<int>(plans.plans.size())));
+  inputs.erase(inputs.begin());
+  std::vector<Tensor> results = run_body(branch, inputs);
+  check_values(node, results, node.outputs,
+               absl::StrCat("the results of ", role_of(kind, branch), " '", plans.bodies[branch]->func.name(), "'"));
+  return results;
+}
+
+}  // namespace tapeflow
