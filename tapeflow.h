@@ -54,6 +54,7 @@
 #include "graph/gradients.h"
 #include "graph/graph.h"
 #include "graph/graph_context.h"
+#include "graph/functional_ops.h"
 #include "graph/graph_ops.h"
 #include "graph/passes.h"
 #include "graph/scopes.h"

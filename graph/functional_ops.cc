@@ -1,6 +1,15 @@
 #include "graph/functional_ops.h"
 
+#include <atomic>
+
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/errors.h"
+#include "eager/context.h"
+#include "eager/ops/binary.h"
+#include "graph/graph_context.h"
+#include "graph/graph_ops.h"
 
 namespace tapeflow {
 
@@ -52,6 +61,274 @@ bool truth_value(const Tensor& t) {
 int case_branch(const Tensor& index, int branches) {
   const int32_t i = index.item<int32_t>();
   return i >= 0 && i < branches ? i : branches - 1;
+}
+
+// ---- cond and while_loop ----
+
+namespace {
+
+std::atomic<int64_t> next_body_id{1};
+
+// The context a body is traced in (Note [Functional control flow]): tensors of the graph around
+// it become arguments (captures), a variable is read around it and passed in, side effects
+// (prints, asserts) are gathered for the body's call node.
+class BodyContext final : public GraphBuildingContext {
+ public:
+  BodyContext(Graph body, GraphBuildingContext& outer, const char* api)
+      : GraphBuildingContext(std::move(body), nullptr), outer_(outer), api_(api) {}
+
+  std::vector<Tensor>& captured() { return captured_; }            // outer tensors, in order
+  std::vector<TensorRef>& placeholders() { return placeholders_; }  // their arguments here
+  std::vector<int>& side_effects() { return side_effects_; }
+  void note_side_effect(int id) override { side_effects_.push_back(id); }
+
+  TensorList execute(const OpCall& call) override {
+    TensorList out = GraphBuildingContext::execute(call);
+    if (&call.op == &kPrintOp) side_effects_.push_back(out[0].symbolic().node);
+    return out;
+  }
+  Tensor read_variable(const Variable& variable, std::source_location loc) override {
+    return graph().state()->tensor(capture(outer_.read_variable(variable, loc), loc));
+  }
+  Tensor update_variable(const Variable& variable, VariableUpdate, const Tensor&, std::source_location loc) override {
+    throw UnimplementedError(absl::StrCat("[", api_, "] Variable '", variable.name(), "' is updated inside a ", api_,
+                                          " body; tapeflow's bodies read variables but do not update them: update "
+                                          "it outside, from the ", api_, "'s results"),
+                             loc);
+  }
+  GraphVariableInfo create_variable(const Variable& variable, const Tensor&, std::source_location loc) override {
+    throw InvalidArgumentError(absl::StrCat("[", api_, "] Variable '", variable.name(), "' is created inside a ", api_,
+                                            " body; create it outside"),
+                               loc);
+  }
+
+ protected:
+  TensorRef convert_foreign(const Tensor& t, int, const char*, std::source_location loc) override { return capture(t, loc); }
+  bool captures_foreign() const override { return true; }
+
+ private:
+  TensorRef capture(const Tensor& outer, std::source_location loc) {
+    const SymbolicRef& s = outer.symbolic();
+    const auto key = std::make_tuple(s.graph.get(), s.node, s.output);
+    if (const auto it = index_.find(key); it != index_.end()) return placeholders_[it->second];
+    const int id = add_op(kPlaceholderOp, {}, AttrMap{{"dtype", outer.dtype()}, {"shape", outer.shape()}},
+                          single_output(outer.dtype(), outer.shape()), loc, "capture");
+    index_.emplace(key, placeholders_.size());
+    captured_.push_back(outer);
+    placeholders_.push_back(TensorRef{id, 0});
+    return placeholders_.back();
+  }
+
+  GraphBuildingContext& outer_;
+  const char* api_;
+  std::vector<Tensor> captured_;
+  std::vector<TensorRef> placeholders_;
+  absl::flat_hash_map<std::tuple<const void*, int, int>, size_t> index_;
+  std::vector<int> side_effects_;
+};
+
+struct Traced {
+  std::shared_ptr<FunctionBody> body;
+  std::vector<Tensor> captured;
+  std::vector<TensorRef> capture_placeholders;
+};
+
+Traced trace_body(const std::string& name, const std::vector<TensorSpec>& args, const LoopBodyFn& fn,
+                  GraphBuildingContext& outer, const char* api, std::source_location loc) {
+  Traced t;
+  t.body = std::make_shared<FunctionBody>();
+  t.body->name = name;
+  BodyContext ctx(t.body->graph, outer, api);
+  ContextGuard guard(&ctx);
+  std::vector<Tensor> values;
+  for (size_t k = 0; k < args.size(); ++k) {
+    const int id = ctx.add_op(kPlaceholderOp, {}, AttrMap{{"dtype", args[k].dtype}, {"shape", args[k].shape}},
+                              single_output(args[k].dtype, args[k].shape), loc, absl::StrCat("arg_", k));
+    t.body->args.push_back(TensorRef{id, 0});
+    values.push_back(t.body->graph.state()->tensor(TensorRef{id, 0}));
+  }
+  const std::vector<Tensor> results = fn(values);
+  for (size_t k = 0; k < results.size(); ++k) t.body->results.push_back(ctx.input_ref(results[k], static_cast<int>(k), api, loc));
+  if (!ctx.side_effects().empty()) t.body->call = ctx.add_op(kNoOp, {}, {}, {}, loc, "side_effects", ctx.side_effects());
+  t.captured = ctx.captured();
+  t.capture_placeholders = ctx.placeholders();
+  return t;
+}
+
+// The captures of every body, in one order; each body gets an argument for each (a placeholder
+// nobody reads where it did not capture the tensor).
+std::vector<Tensor> unite_captures(std::vector<Traced>& traced, std::source_location loc) {
+  std::vector<Tensor> all;
+  absl::flat_hash_map<std::tuple<const void*, int, int>, size_t> index;
+  auto key = [](const Tensor& t) { return std::make_tuple(static_cast<const void*>(t.symbolic().graph.get()), t.symbolic().node, t.symbolic().output); };
+  for (const Traced& t : traced)
+    for (const Tensor& c : t.captured)
+      if (index.emplace(key(c), all.size()).second) all.push_back(c);
+  for (Traced& t : traced) {
+    std::vector<TensorRef> placeholder_of(all.size(), TensorRef{-1, 0});
+    for (size_t k = 0; k < t.captured.size(); ++k) placeholder_of[index.at(key(t.captured[k]))] = t.capture_placeholders[k];
+    GraphBuildingContext adder(t.body->graph, nullptr);
+    for (size_t k = 0; k < all.size(); ++k) {
+      if (placeholder_of[k].node < 0) {
+        const int id = adder.add_op(kPlaceholderOp, {}, AttrMap{{"dtype", all[k].dtype()}, {"shape", all[k].shape()}},
+                                    single_output(all[k].dtype(), all[k].shape()), loc, "capture");
+        placeholder_of[k] = TensorRef{id, 0};
+      }
+      t.body->args.push_back(placeholder_of[k]);
+    }
+    t.capture_placeholders = std::move(placeholder_of);
+  }
+  return all;
+}
+
+std::vector<TensorSpec> result_specs(const FunctionBody& body) {
+  std::vector<TensorSpec> out;
+  for (const TensorRef& r : body.results) out.push_back(body.graph.state()->node(r.node).outputs[static_cast<size_t>(r.index)]);
+  return out;
+}
+
+void check_pred(const Tensor& pred, const char* api, const char* what, std::source_location loc) {
+  if (!pred.defined()) throw InvalidArgumentError(absl::StrCat("[", api, "] ", what, " is ", pred.empty_reason()), loc);
+  if (pred.dtype() != DType::kBool || pred.shape().rank() != 0)
+    throw InvalidArgumentError(absl::StrCat("[", api, "] ", what, " must be a bool scalar, not ", dtype_name(pred.dtype()), " ",
+                                            pred.shape().to_string()),
+                               loc);
+}
+
+std::string describe_specs(absl::Span<const TensorSpec> specs) {
+  std::vector<std::string> parts;
+  for (const TensorSpec& s : specs) parts.push_back(absl::StrCat(dtype_name(s.dtype), " ", s.shape.to_string()));
+  return absl::StrCat("[", absl::StrJoin(parts, ", "), "]");
+}
+
+int add_functional_node(GraphBuildingContext& ctx, const OpDef& op, const std::vector<Tensor>& inputs, OutputSpecs outputs,
+                        std::vector<std::shared_ptr<const FunctionBody>> bodies, AttrMap attrs, std::string_view name,
+                        std::source_location loc) {
+  std::vector<TensorRef> refs;
+  for (size_t k = 0; k < inputs.size(); ++k) refs.push_back(ctx.input_ref(inputs[k], static_cast<int>(k), op.api_name, loc));
+  const int id = ctx.add_op(op, std::move(refs), std::move(attrs), std::move(outputs), loc, name);
+  ctx.graph().state()->mutable_node(id).set_functions(std::move(bodies));
+  return id;
+}
+
+}  // namespace
+
+std::vector<Tensor> cond(const Tensor& pred, const BranchFn& true_fn, const BranchFn& false_fn, std::string_view name,
+                         std::source_location loc) {
+  check_pred(pred, "cond", "the predicate", loc);
+  GraphBuildingContext* ctx = current_graph_context();
+  if (ctx == nullptr) return truth_value(pred) ? true_fn() : false_fn();
+  const int64_t id = next_body_id++;
+  auto branch = [&](const BranchFn& fn) { return LoopBodyFn([&](const std::vector<Tensor>&) { return fn(); }); };
+  std::vector<Traced> traced;
+  traced.push_back(trace_body(absl::StrCat(absl::string_view(name.data(), name.size()), "_true_", id), {}, branch(true_fn), *ctx, "cond", loc));
+  traced.push_back(trace_body(absl::StrCat(absl::string_view(name.data(), name.size()), "_false_", id), {}, branch(false_fn), *ctx, "cond", loc));
+  const std::vector<TensorSpec> t = result_specs(*traced[0].body), f = result_specs(*traced[1].body);
+  bool same = t.size() == f.size();
+  for (size_t k = 0; same && k < t.size(); ++k) same = t[k].dtype == f[k].dtype && t[k].shape.rank() == f[k].shape.rank();
+  if (!same)
+    throw InvalidArgumentError(absl::StrCat("[cond] true_fn returns ", describe_specs(t), " and false_fn returns ",
+                                            describe_specs(f), "; both must return as many tensors, of the same "
+                                            "dtypes and ranks"),
+                               loc);
+  OutputSpecs outputs(t.begin(), t.end());
+  for (size_t k = 0; k < t.size(); ++k)
+    for (int d = 0; d < t[k].shape.rank(); ++d)
+      if (t[k].shape.dim(d) != f[k].shape.dim(d)) outputs[k].shape.set_dim(d, -1);
+  std::vector<Tensor> inputs{pred};
+  for (const Tensor& c : unite_captures(traced, loc)) inputs.push_back(c);
+  const int node = add_functional_node(*ctx, kStatelessIfOp, inputs, outputs, {traced[0].body, traced[1].body}, {}, name, loc);
+  std::vector<Tensor> out;
+  for (size_t k = 0; k < t.size(); ++k) out.push_back(ctx->graph().state()->tensor(TensorRef{node, static_cast<int>(k)}));
+  return out;
+}
+
+std::vector<Tensor> while_loop(const LoopCondFn& cond_fn, const LoopBodyFn& body_fn, std::vector<Tensor> loop_vars,
+                               const WhileOptions& options, std::source_location loc) {
+  const size_t n = loop_vars.size();
+  auto check_body = [&](const std::vector<TensorSpec>& got, const std::vector<TensorSpec>& want) {
+    bool fits = got.size() == want.size();
+    for (size_t k = 0; fits && k < got.size(); ++k) fits = got[k].dtype == want[k].dtype && got[k].shape.is_compatible_with(want[k].shape);
+    if (!fits)
+      throw InvalidArgumentError(absl::StrCat("[while_loop] body_fn takes ", describe_specs(want), " and returns ",
+                                              describe_specs(got), "; it must return as many tensors, of the same dtypes "
+                                              "and shapes (WhileOptions::shape_invariants says which dims may change)"),
+                                 loc);
+  };
+  std::vector<TensorSpec> vars;
+  for (size_t k = 0; k < n; ++k) {
+    if (!loop_vars[k].defined())
+      throw InvalidArgumentError(absl::StrCat("[while_loop] loop variable ", k, " is ", loop_vars[k].empty_reason()), loc);
+    vars.push_back(TensorSpec{loop_vars[k].dtype(), loop_vars[k].shape()});
+  }
+  if (!options.shape_invariants.empty()) {
+    if (options.shape_invariants.size() != n)
+      throw InvalidArgumentError(absl::StrCat("[while_loop] ", options.shape_invariants.size(), " shape invariants for ", n,
+                                              " loop variables"),
+                                 loc);
+    for (size_t k = 0; k < n; ++k) {
+      if (!vars[k].shape.is_compatible_with(options.shape_invariants[k]))
+        throw InvalidArgumentError(absl::StrCat("[while_loop] loop variable ", k, " has shape ", vars[k].shape.to_string(),
+                                                ", which its shape invariant ", options.shape_invariants[k].to_string(),
+                                                " does not allow"),
+                                   loc);
+      vars[k].shape = options.shape_invariants[k];
+    }
+  }
+  GraphBuildingContext* ctx = current_graph_context();
+  if (ctx == nullptr) {  // eagerly: the loop itself
+    for (int64_t i = 0; options.maximum_iterations < 0 || i < options.maximum_iterations; ++i) {
+      const Tensor c = cond_fn(loop_vars);
+      check_pred(c, "while_loop", "cond_fn's result", loc);
+      if (!c.item<bool>()) break;
+      std::vector<Tensor> next = body_fn(loop_vars);
+      std::vector<TensorSpec> got;
+      for (const Tensor& t : next) got.push_back(TensorSpec{t.dtype(), t.shape()});
+      check_body(got, vars);
+      loop_vars = std::move(next);
+    }
+    return loop_vars;
+  }
+  // TensorFlow's form: with maximum_iterations, a counter and the limit are the first two loop
+  // variables, and cond also asks counter < limit.
+  const bool counted = options.maximum_iterations >= 0;
+  const size_t first = counted ? 2 : 0;
+  std::vector<TensorSpec> all;
+  if (counted) all = {TensorSpec{DType::kInt32, Shape{}}, TensorSpec{DType::kInt32, Shape{}}};
+  all.insert(all.end(), vars.begin(), vars.end());
+  auto user_vars = [&](const std::vector<Tensor>& v) { return std::vector<Tensor>(v.begin() + static_cast<std::ptrdiff_t>(first), v.begin() + static_cast<std::ptrdiff_t>(first + n)); };
+  const int64_t id = next_body_id++;
+  std::vector<Traced> traced;
+  traced.push_back(trace_body(absl::StrCat(options.name, "_cond_", id), all, [&](const std::vector<Tensor>& v) {
+    Tensor c = cond_fn(user_vars(v));
+    check_pred(c, "while_loop", "cond_fn's result", loc);
+    if (counted) c = logical_and(c, less(v[0], v[1]));
+    return std::vector<Tensor>{c};
+  }, *ctx, "while_loop", loc));
+  traced.push_back(trace_body(absl::StrCat(options.name, "_body_", id), all, [&](const std::vector<Tensor>& v) {
+    std::vector<Tensor> next = body_fn(user_vars(v));
+    if (counted) next.insert(next.begin(), {v[0] + 1, v[1]});
+    return next;
+  }, *ctx, "while_loop", loc));
+  {
+    std::vector<TensorSpec> got = result_specs(*traced[1].body);
+    if (counted && got.size() >= 2) got.erase(got.begin(), got.begin() + 2);
+    check_body(got, vars);
+  }
+  const std::vector<Tensor> captured = unite_captures(traced, loc);
+  // The captures are loop variables too, passed through unchanged.
+  for (const TensorRef& p : traced[1].capture_placeholders) traced[1].body->results.push_back(p);
+  std::vector<Tensor> inputs;
+  if (counted) inputs = {Tensor(int32_t{0}), Tensor(static_cast<int32_t>(std::min<int64_t>(options.maximum_iterations, INT32_MAX)))};
+  inputs.insert(inputs.end(), loop_vars.begin(), loop_vars.end());
+  inputs.insert(inputs.end(), captured.begin(), captured.end());
+  OutputSpecs outputs(all.begin(), all.end());
+  for (const Tensor& c : captured) outputs.push_back(TensorSpec{c.dtype(), c.shape()});
+  const int node = add_functional_node(*ctx, kStatelessWhileOp, inputs, outputs, {traced[0].body, traced[1].body},
+                                       AttrMap{{"parallel_iterations", int64_t{10}}}, options.name, loc);
+  std::vector<Tensor> out;
+  for (size_t k = 0; k < n; ++k) out.push_back(ctx->graph().state()->tensor(TensorRef{node, static_cast<int>(first + k)}));
+  return out;
 }
 
 }  // namespace tapeflow

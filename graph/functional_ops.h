@@ -1,7 +1,20 @@
-// TensorFlow 2's control flow over functions: If (StatelessIf), While (StatelessWhile) and Case
-// (StatelessCase) nodes run functions of a GraphDef's library, chosen or repeated at run time.
-// import_graph_def reads them (Note [Functional control flow]); a Session runs them; to_graph_def
-// writes them back with the functions they run.
+// Control flow whose choice is made at run time: cond and while_loop (TensorFlow's tf.cond and
+// tf.while_loop), and the nodes they build, TensorFlow 2's If (StatelessIf), While
+// (StatelessWhile) and Case (StatelessCase), which run functions chosen or repeated at run time.
+//
+//   Tensor y = cond(greater(reduce_sum(x), 0.f), [&] { return x * 2.f; }, [&] { return x - 1.f; });
+//   std::vector<Tensor> r = while_loop(
+//       [](const std::vector<Tensor>& v) { return less(v[0], 10); },
+//       [](const std::vector<Tensor>& v) { return std::vector<Tensor>{v[0] + 1, v[1] * 2.f}; },
+//       {Tensor(0), x});
+//
+// Eagerly they run the chosen function now (the tape records its ops). In a graph or a traced
+// function they trace each function into a body of its own (Note [Functional control flow]):
+// the tensors of the graph around it that a body uses become extra arguments, and a variable it
+// reads is read in the graph around it, before the node, and passed in (so a body has no
+// variables; updating one inside is an UnimplementedError). The node runs one branch, or the
+// loop, when a Session runs it. import_graph_def reads the same nodes from TensorFlow's
+// GraphDefs; to_graph_def writes them, with their functions in the library.
 //
 //   // A frozen TensorFlow 2 model whose tf.function had `if tf.reduce_sum(x) > 0:` or a
 //   // tf.while_loop: its GraphDef holds StatelessIf / StatelessWhile nodes and a library.
@@ -28,12 +41,15 @@
 // - The tape does not differentiate these nodes: they come from inference graphs.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <source_location>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "graph/graph.h"
-#include "proto/graph.pb.h"
 
 namespace tapeflow {
 
@@ -55,16 +71,54 @@ const OpDef* find_functional_op(std::string_view type);
 inline constexpr int kMaxFunctionNesting = 32;
 inline constexpr int64_t kMaxFunctionNodes = 1'000'000;
 
-// One function a functional node runs, imported as a graph (Note [Functional control flow]).
+struct FunctionDefSource;  // graph/graph_def_functional.h
+
+// One function a functional node runs, as a graph (Note [Functional control flow]).
 struct FunctionBody {
-  proto::NameAttrList func;         // the function's name and attr values, as the node named it
+  std::string name;                 // the function's name (in a GraphDef's library)
   Graph graph;
   std::vector<TensorRef> args;      // the argument Placeholders, in order
   std::vector<TensorRef> results;   // the results, in order
-  int call = -1;                    // the node holding the results and control_rets: run it
-  // The library the function came from (one per import, shared), for to_graph_def.
-  std::shared_ptr<const proto::FunctionDefLibrary> library;
+  int call = -1;                    // the node that waits for its side effects: run it (-1: none)
+  // The FunctionDef it was imported from (null for a body tapeflow traced), for to_graph_def.
+  std::shared_ptr<const FunctionDefSource> source;
 };
+
+// ---- the API ----
+
+using BranchFn = std::function<std::vector<Tensor>()>;
+// tf.cond: true_fn() when pred (a bool scalar) is true, else false_fn(). Both return the same
+// number of tensors with the same dtypes (an InvalidArgumentError otherwise); in a graph, an
+// output's shape is what both branches agree on (-1 where their dims differ). `name` names the
+// node (under the current name scope).
+std::vector<Tensor> cond(const Tensor& pred, const BranchFn& true_fn, const BranchFn& false_fn,
+                         std::string_view name = "cond", std::source_location loc = std::source_location::current());
+// The same for branches that return one Tensor.
+template <typename TrueFn, typename FalseFn>
+  requires std::is_convertible_v<std::invoke_result_t<TrueFn&>, Tensor> &&
+           std::is_convertible_v<std::invoke_result_t<FalseFn&>, Tensor>
+Tensor cond(const Tensor& pred, TrueFn&& true_fn, FalseFn&& false_fn, std::string_view name = "cond",
+            std::source_location loc = std::source_location::current()) {
+  return cond(pred, BranchFn([&] { return std::vector<Tensor>{Tensor(true_fn())}; }),
+              BranchFn([&] { return std::vector<Tensor>{Tensor(false_fn())}; }), name, loc)[0];
+}
+
+struct WhileOptions {
+  std::string name = "while";
+  // At most this many iterations (TensorFlow's maximum_iterations); -1: no limit.
+  int64_t maximum_iterations = -1;
+  // In a graph: the shape each loop variable keeps (-1 where a dim may change between
+  // iterations); empty: the loop variables' own shapes.
+  std::vector<Shape> shape_invariants;
+};
+using LoopCondFn = std::function<Tensor(const std::vector<Tensor>&)>;
+using LoopBodyFn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+// tf.while_loop: while cond_fn(vars) (a bool scalar) is true, vars = body_fn(vars); returns vars.
+// body_fn returns as many tensors as it takes, with the same dtypes and shapes (or shapes that
+// fit shape_invariants).
+std::vector<Tensor> while_loop(const LoopCondFn& cond_fn, const LoopBodyFn& body_fn, std::vector<Tensor> loop_vars,
+                               const WhileOptions& options = {},
+                               std::source_location loc = std::source_location::current());
 
 // TensorFlow's truth value of If's condition and While's cond result.
 bool truth_value(const Tensor& t);

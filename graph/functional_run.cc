@@ -29,7 +29,7 @@ const char* role_of(FunctionalKind kind, size_t body) {
 
 std::string describe_function(const Node& node, size_t body) {
   const FunctionBody& b = *node.functions()[body];
-  return absl::StrCat(role_of(functional_kind(node.op), body), " '", b.func.name(), "' of ", describe_node(node));
+  return absl::StrCat(role_of(functional_kind(node.op), body), " '", b.name, "' of ", describe_node(node));
 }
 
 [[noreturn]] void fail(const Node& node, absl::StatusCode code, const std::string& message) {
@@ -63,7 +63,7 @@ std::shared_ptr<const FunctionalPlans> compile_functional(const Node& node, cons
       fetch.ref = r;
       request.fetches.push_back(std::move(fetch));
     }
-    request.targets = {body.call};
+    if (body.call >= 0) request.targets = {body.call};
     try {
       plans->plans.push_back(Plan::compile(body.graph, request, options, loc, &devices));
     } catch (Error& e) {
@@ -81,7 +81,7 @@ std::vector<Tensor> run_functional(const FunctionalPlans& plans, const Node& nod
     const FunctionBody& body = *plans.bodies[b];
     std::vector<TensorSpec> specs;
     for (const TensorRef& a : body.args) specs.push_back(body.graph.state()->node(a.node).outputs[0]);
-    check_values(node, args, specs, absl::StrCat("the arguments of ", role_of(kind, b), " '", body.func.name(), "'"));
+    check_values(node, args, specs, absl::StrCat("the arguments of ", role_of(kind, b), " '", body.name, "'"));
     try {
       return plans.plans[b]->run(args, plans.state, {}, options, nullptr, node.loc);
     } catch (Error& e) {
@@ -107,7 +107,7 @@ std::vector<Tensor> run_functional(const FunctionalPlans& plans, const Node& nod
   inputs.erase(inputs.begin());
   std::vector<Tensor> results = run_body(branch, inputs);
   check_values(node, results, node.outputs,
-               absl::StrCat("the results of ", role_of(kind, branch), " '", plans.bodies[branch]->func.name(), "'"));
+               absl::StrCat("the results of ", role_of(kind, branch), " '", plans.bodies[branch]->name, "'"));
   return results;
 }
 

@@ -49,13 +49,15 @@ TensorRef GraphBuildingContext::input_ref(const Tensor& t, int index, const char
   if (!t.defined())
     throw InvalidArgumentError(absl::StrCat("[", api, "] input ", index, " is ", t.empty_reason()), loc);
   if (!t.is_symbolic()) return convert_concrete(t, loc);
-  if (t.symbolic().graph.get() != graph_.state().get())
-    throw InvalidArgumentError(
-        absl::StrCat("[", api, "] input ", index, " is tensor '", t.name(),
-                     "' of another graph; an op's inputs must come from the graph being built"),
-        loc);
+  if (t.symbolic().graph.get() != graph_.state().get()) return convert_foreign(t, index, api, loc);
   adopt_implicit_read_location(t.symbolic().node, loc);
   return TensorRef{t.symbolic().node, t.symbolic().output};
+}
+
+TensorRef GraphBuildingContext::convert_foreign(const Tensor& t, int index, const char* api, std::source_location loc) {
+  throw InvalidArgumentError(absl::StrCat("[", api, "] input ", index, " is tensor '", t.name(),
+                                          "' of another graph; an op's inputs must come from the graph being built"),
+                             loc);
 }
 
 // Note [Implicit reads] (eager/variable.h): a read made by Variable's conversion to Tensor has
@@ -97,7 +99,7 @@ TensorList GraphBuildingContext::execute(const OpCall& call) {
   if (!outs.ok()) throw_status(with_op_prefix(outs.status(), op.api_name), call.loc);
   for (size_t i = 0; i < call.inputs.size(); ++i) {
     const Tensor& t = call.inputs[i];
-    if (t.is_symbolic() && t.symbolic().graph.get() != graph_.state().get())
+    if (t.is_symbolic() && t.symbolic().graph.get() != graph_.state().get() && !captures_foreign())
       throw InvalidArgumentError(
           absl::StrCat("[", op.api_name, "] input ", i, " is tensor '", t.name(),
                        "' of another graph; an op's inputs must come from the graph being built"),

@@ -60,6 +60,10 @@ class GraphBuildingContext : public ExecutionContext {
   // A concrete (eager) tensor used by an op: a Const node sharing its buffer. A trace
   // overrides this to capture it as an input.
   virtual TensorRef convert_concrete(const Tensor& t, std::source_location loc);
+  // A symbolic tensor of another graph used by an op: an InvalidArgumentError. A cond or
+  // while_loop body overrides this to capture a tensor of the graph around it as an argument.
+  virtual TensorRef convert_foreign(const Tensor& t, int index, const char* api, std::source_location loc);
+  virtual bool captures_foreign() const { return false; }
   // The handle node of a variable of another origin (an eager variable used in this graph):
   // one "VarHandleOp" node per variable, bound to it, so runs read and update it.
   virtual int capture_variable(const Variable& variable, std::source_location loc);

@@ -161,8 +161,8 @@ absl::StatusOr<std::shared_ptr<const FunctionBody>> build_new_body(const proto::
     absl::ConsumePrefix(&inner, "[import_graph_def] ");
     return absl::Status(imported.code(), absl::StrCat("function '", func.name(), "': ", inner));
   }
-  body->func = func;
-  body->library = b.library;
+  body->name = func.name();
+  body->source = std::make_shared<const FunctionDefSource>(FunctionDefSource{func, b.library});
   size_t next = 0;
   for (size_t k = 0; k < args.size(); ++k) body->args.push_back(TensorRef{std::get<Operation>(out[next++]).id(), 0});
   for (int k = 0; k < sig.output_arg_size(); ++k) {
@@ -260,7 +260,7 @@ absl::StatusOr<OutputSpecs> branch_outputs(const proto::NodeDef& nd, const std::
     const std::vector<TensorSpec> results = result_specs(*branches[b]);
     TF_RETURN_IF_ERROR(check_types("Tout", tout, results,
                                    absl::StrCat(names ? names[b] : absl::StrCat("branches[", b, "]"), " '",
-                                                branches[b]->func.name(), "' returns")));
+                                                branches[b]->name, "' returns")));
     if (b == 0) {
       outputs.assign(results.begin(), results.end());
       ranks_differ.assign(results.size(), 0);
@@ -278,7 +278,7 @@ absl::StatusOr<OutputSpecs> branch_outputs(const proto::NodeDef& nd, const std::
     if (k < declared.size() && declared[k]) {
       for (const auto& body : branches)
         if (const Shape got = result_specs(*body)[k].shape; !got.is_compatible_with(*declared[k]))
-          return absl::InvalidArgumentError(absl::StrCat("function '", body->func.name(), "' returns output ", k, " of shape ",
+          return absl::InvalidArgumentError(absl::StrCat("function '", body->name, "' returns output ", k, " of shape ",
                                                          got.to_string(), ", not the ", declared[k]->to_string(),
                                                          " of attr 'output_shapes'"));
       outputs[k].shape = *declared[k];
@@ -404,18 +404,24 @@ absl::Status write_functional_node(const GraphState& state, const Node& node, pr
   const std::vector<std::shared_ptr<const FunctionBody>>& bodies = node.functions();
   const size_t wanted = kind == FunctionalKind::kCase ? std::max<size_t>(bodies.size(), 1) : 2;
   if (bodies.size() != wanted) return absl::InternalError("a functional node without its functions");
+  auto func = [](const FunctionBody& body) {
+    if (body.source) return body.source->func;
+    proto::NameAttrList f;
+    f.set_name(body.name);
+    return f;
+  };
   if (kind == FunctionalKind::kWhile) {
     TF_RETURN_IF_ERROR(types("T", 0));
-    *attrs["cond"].mutable_func() = bodies[0]->func;
-    *attrs["body"].mutable_func() = bodies[1]->func;
+    *attrs["cond"].mutable_func() = func(*bodies[0]);
+    *attrs["body"].mutable_func() = func(*bodies[1]);
   } else {
     if (kind == FunctionalKind::kIf) {
       TF_ASSIGN_OR_RETURN(proto::DataType t, to_proto_dtype(state.node(node.inputs[0].node).outputs[static_cast<size_t>(node.inputs[0].index)].dtype));
       attrs["Tcond"].set_type(t);
-      *attrs["then_branch"].mutable_func() = bodies[0]->func;
-      *attrs["else_branch"].mutable_func() = bodies[1]->func;
+      *attrs["then_branch"].mutable_func() = func(*bodies[0]);
+      *attrs["else_branch"].mutable_func() = func(*bodies[1]);
     } else {
-      for (const auto& b : bodies) *attrs["branches"].mutable_list()->add_func() = b->func;
+      for (const auto& b : bodies) *attrs["branches"].mutable_list()->add_func() = func(*b);
     }
     TF_RETURN_IF_ERROR(types("Tin", 1));
     proto::AttrValue::ListValue* tout = attrs["Tout"].mutable_list();
@@ -428,12 +434,27 @@ absl::Status write_functional_node(const GraphState& state, const Node& node, pr
   for (const TensorSpec& o : node.outputs) shape_to_proto(o.shape, shapes->add_shape());
 
   // The functions, and every function they use, into the library (once each).
-  absl::flat_hash_map<std::string_view, const proto::FunctionDef*> have;
+  absl::flat_hash_map<std::string, const proto::FunctionDef*> have;
   for (const proto::FunctionDef& f : library.function()) have.emplace(f.signature().name(), &f);
+  auto add = [&](const proto::FunctionDef& f) -> absl::Status {
+    if (const auto h = have.find(f.signature().name()); h != have.end()) {
+      if (deterministic_bytes(*h->second) == deterministic_bytes(f)) return absl::OkStatus();
+      return absl::InvalidArgumentError(absl::StrCat("two different functions are named '", f.signature().name(),
+                                                     "' (from two imports); a GraphDef's library holds one"));
+    }
+    *library.add_function() = f;
+    have.emplace(f.signature().name(), &library.function(library.function_size() - 1));
+    return absl::OkStatus();
+  };
   for (const auto& body : bodies) {
+    if (!body->source) {  // traced by tapeflow: written from its graph, with the functions it runs
+      TF_ASSIGN_OR_RETURN(proto::FunctionDef f, function_def_of(*body, library));
+      TF_RETURN_IF_ERROR(add(f));
+      continue;
+    }
     absl::flat_hash_map<std::string_view, const proto::FunctionDef*> source;
-    for (const proto::FunctionDef& f : body->library->function()) source.emplace(f.signature().name(), &f);
-    std::vector<std::string> pending{body->func.name()};
+    for (const proto::FunctionDef& f : body->source->library->function()) source.emplace(f.signature().name(), &f);
+    std::vector<std::string> pending{body->name};
     absl::flat_hash_set<std::string> seen;
     while (!pending.empty()) {
       const std::string name = std::move(pending.back());
@@ -441,14 +462,7 @@ absl::Status write_functional_node(const GraphState& state, const Node& node, pr
       const auto it = source.find(name);
       if (it == source.end() || !seen.insert(name).second) continue;
       const proto::FunctionDef& f = *it->second;
-      if (const auto h = have.find(name); h != have.end()) {
-        if (deterministic_bytes(*h->second) != deterministic_bytes(f))
-          return absl::InvalidArgumentError(absl::StrCat("two different functions are named '", name,
-                                                         "' (from two imports); a GraphDef's library holds one"));
-      } else {
-        *library.add_function() = f;
-        have.emplace(library.function(library.function_size() - 1).signature().name(), &library.function(library.function_size() - 1));
-      }
+      TF_RETURN_IF_ERROR(add(f));
       for (const proto::NodeDef& d : f.node_def()) {
         if (source.contains(d.op())) pending.push_back(d.op());
         for (const auto& [key, value] : d.attr()) add_used_functions(value, pending);

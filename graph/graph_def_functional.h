@@ -13,6 +13,18 @@
 namespace tapeflow::graph_def_internal {
 
 struct BodyBuilds;
+}  // namespace tapeflow::graph_def_internal
+
+namespace tapeflow {
+// Where an imported body came from: the node's func attr (name and attr values) and the
+// library of its GraphDef (one per import, shared), written back by to_graph_def.
+struct FunctionDefSource {
+  proto::NameAttrList func;
+  std::shared_ptr<const proto::FunctionDefLibrary> library;
+};
+}  // namespace tapeflow
+
+namespace tapeflow::graph_def_internal {
 
 // Held by each import: the outermost one on a thread owns the state its functional nodes'
 // bodies share (the library, the recursion stack, the node budget); nested imports, which
@@ -43,6 +55,10 @@ absl::StatusOr<PlannedFunctional> plan_functional_node(const proto::NodeDef& nod
 // adds the functions it runs, and those they use, to `library`.
 absl::Status write_functional_node(const GraphState& state, const Node& node, proto::NodeDef& n,
                                    proto::FunctionDefLibrary& library);
+
+// A body tapeflow traced (cond, while_loop) as a FunctionDef in TensorFlow's form; the functions
+// its own functional nodes run go into `library` (graph_def_function_writer.cc).
+absl::StatusOr<proto::FunctionDef> function_def_of(const FunctionBody& body, proto::FunctionDefLibrary& library);
 
 // import_graph_def with no name scope, given the library apart from the GraphDef (a body's
 // GraphDef has none of its own). Throws as import_graph_def does.

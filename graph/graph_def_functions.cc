@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
 #include "graph/graph_def.h"
+#include "graph/tf_output_args.h"
 
 namespace tapeflow::graph_def_internal {
 
@@ -24,7 +25,7 @@ namespace {
 // - the body's nodes are added under the caller's name as a scope ("call/add"), on the caller's
 //   device where they name none; a body node's input naming an argument reads the caller's
 //   input at that argument's position, "node:arg:k" reads node's output k of its output arg
-//   "arg" (OpDef output arg names, for the ops with several: kOutputArgs);
+//   "arg" (TensorFlow's output arg names: graph/tf_output_args.h);
 // - the caller's control inputs become control inputs of the body nodes no other body node feeds;
 // - the caller's name stays, as an IdentityN of the function's results (waiting on its
 //   control_ret nodes), so "call:1", "^call", input_map and return elements keep their meaning;
@@ -43,21 +44,6 @@ constexpr int64_t kMaxInlinedBytes = int64_t{1} << 30;
 // Calls nested deeper are refused: inlining recurses once per level (a hostile chain of a
 // hundred thousand functions would overflow the stack).
 constexpr size_t kMaxNesting = 64;
-
-// TensorFlow's output arg names of the ops tapeflow reads whose outputs are several args; every
-// other op has one output arg, whose index k is output k.
-const std::vector<std::string_view>* output_args(std::string_view op) {
-  static const auto* table = new absl::flat_hash_map<std::string_view, std::vector<std::string_view>>{
-      {"FusedBatchNorm", {"y", "batch_mean", "batch_variance", "reserve_space_1", "reserve_space_2"}},
-      {"FusedBatchNormV2", {"y", "batch_mean", "batch_variance", "reserve_space_1", "reserve_space_2"}},
-      {"FusedBatchNormV3",
-       {"y", "batch_mean", "batch_variance", "reserve_space_1", "reserve_space_2", "reserve_space_3"}},
-      {"TopKV2", {"values", "indices"}},
-      {"Unique", {"y", "idx"}},
-  };
-  const auto it = table->find(op);
-  return it == table->end() ? nullptr : &it->second;
-}
 
 absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
@@ -227,18 +213,15 @@ class Inliner {
       const auto node = body.find(head);
       if (node == body.end()) return bad();
       if (!arg.empty()) {
-        // Output args that are single tensors: an op's (kOutputArgs) or a called function's results.
-        std::vector<std::string_view> results;
-        const std::vector<std::string_view>* names = output_args(node->second->op());
-        if (const auto fn = functions_.find(node->second->op()); names == nullptr && fn != functions_.end()) {
-          for (const proto::OpDef::ArgDef& r : fn->second->signature().output_arg()) results.push_back(r.name());
-          names = &results;
+        // TensorFlow's output args of the op (graph/tf_output_args.h), or a called function's
+        // results (single tensors); an op type the table lacks takes any name, k its output.
+        std::vector<OutputArg> results;
+        const std::vector<OutputArg>* args = tf_output_args(node->second->op());
+        if (const auto fn = functions_.find(node->second->op()); fn != functions_.end()) {
+          for (const proto::OpDef::ArgDef& r : fn->second->signature().output_arg()) results.push_back(OutputArg{r.name()});
+          args = &results;
         }
-        if (names != nullptr) {
-          const auto at = std::find(names->begin(), names->end(), arg);
-          if (at == names->end() || k != 0) return bad();
-          k = static_cast<int>(at - names->begin());
-        }
+        if (args != nullptr && (k = output_index_of(*args, arg, k)) < 0) return bad();
       }
       return Resolved{k == 0 ? absl::StrCat(prefix, av(head)) : absl::StrCat(prefix, av(head), ":", k), true};
     };

@@ -1,0 +1,197 @@
+// cond and while_loop (tf.cond, tf.while_loop): one call path eagerly, in a graph and in a traced
+// function, the same values from each; a traced model with data-dependent control flow saved,
+// loaded and served (Note [Functional control flow], graph/functional_ops.h).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "graph/graph_def.h"
+#include "saving/saved_model.h"
+#include "tapeflow.h"
+#include "tests/support/test_util.h"
+
+namespace tapeflow {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+// y = 2x when sum(x) > 0, else x - 1: the same code eagerly and traced.
+Tensor piecewise(const Tensor& x) {
+  return cond(greater(reduce_sum(x), 0.f), [&] { return x * 2.f; }, [&] { return x - 1.f; });
+}
+
+// Doubles x until its sum passes 100 (at most 20 times); returns (x, how many doublings).
+std::vector<Tensor> double_until_large(const Tensor& x) {
+  return while_loop([](const std::vector<Tensor>& v) { return less(reduce_sum(v[0]), 100.f); },
+                    [](const std::vector<Tensor>& v) { return std::vector<Tensor>{v[0] * 2.f, v[1] + 1}; },
+                    {x, Tensor(int32_t{0})}, {.maximum_iterations = 20});
+}
+
+TEST(CondWhileTest, EagerlyTheyRunTheChosenFunctionNow) {
+  EXPECT_EQ(piecewise(Tensor{1.f, 2.f}).to_vector<float>(), (std::vector<float>{2.f, 4.f}));
+  EXPECT_EQ(piecewise(Tensor{1.f, -2.f}).to_vector<float>(), (std::vector<float>{0.f, -3.f}));
+  const std::vector<Tensor> r = double_until_large(Tensor{1.f, 2.f});
+  EXPECT_EQ(r[0].to_vector<float>(), (std::vector<float>{64.f, 128.f}));
+  EXPECT_EQ(r[1].item<int32_t>(), 6);
+  // maximum_iterations stops a loop whose cond stays true; a false cond runs no iteration.
+  EXPECT_EQ(double_until_large(Tensor{-1.f, 0.f})[1].item<int32_t>(), 20);
+  EXPECT_EQ(double_until_large(Tensor{100.f, 1.f})[1].item<int32_t>(), 0);
+  // The tape records the branch that ran.
+  Tensor x(3.f);
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y = cond(greater(x, 0.f), [&] { return x * x; }, [&] { return -x; });
+  EXPECT_FLOAT_EQ(tape.gradient(y, x).item<float>(), 6.f);
+}
+
+TEST(CondWhileTest, InAGraphTheyAddStatelessIfAndStatelessWhileNodes) {
+  Graph g;
+  Tensor x, p, y, big, count;
+  {
+    auto scope = g.as_default();
+    x = placeholder(DType::kFloat32, {2}, "x");
+    p = placeholder(DType::kBool, {}, "p");
+    const Tensor offset = constant(Tensor{10.f, 20.f}, "offset");  // captured by one branch only
+    y = cond(p, [&] { return x + offset; }, [&] { return x * 3.f; });
+    const std::vector<Tensor> r = double_until_large(x);
+    big = r[0];
+    count = r[1];
+  }
+  const Operation if_op = producer(y);
+  EXPECT_EQ(if_op.type(), "StatelessIf");
+  EXPECT_EQ(if_op.name(), "cond");
+  ASSERT_EQ(if_op.inputs().size(), 3u);  // p, then x and offset for both branches
+  EXPECT_EQ(if_op.inputs()[0].name(), "p:0");
+  EXPECT_EQ(y.shape(), (Shape{2}));
+  EXPECT_EQ(producer(big).type(), "StatelessWhile");
+  // maximum_iterations: TensorFlow's counter and limit come first; the loop also carries x.
+  EXPECT_EQ(producer(big).num_outputs(), 4);
+  Session sess(g);
+  EXPECT_EQ(sess.run(y, {{x, Tensor{1.f, 2.f}}, {p, Tensor(true)}}).to_vector<float>(), (std::vector<float>{11.f, 22.f}));
+  EXPECT_EQ(sess.run(y, {{x, Tensor{1.f, 2.f}}, {p, Tensor(false)}}).to_vector<float>(), (std::vector<float>{3.f, 6.f}));
+  const std::vector<Tensor> r = sess.run({big, count}, {{x, Tensor{1.f, 2.f}}});
+  EXPECT_EQ(r[0].to_vector<float>(), (std::vector<float>{64.f, 128.f}));
+  EXPECT_EQ(r[1].item<int32_t>(), 6);
+  EXPECT_EQ(sess.run(count, {{x, Tensor{-1.f, 0.f}}}).item<int32_t>(), 20);
+}
+
+// The user's story: eager code with data-dependent control flow, traced without rewriting it,
+// gives the eager values; its variables are read around the node and passed in.
+TEST(CondWhileTest, TracedFunctionsGiveTheEagerValues) {
+  set_seed(7);
+  Variable w(random_normal({2, 2}), "w");
+  auto model = [&](const Tensor& x) {
+    const Tensor h = cond(greater(reduce_max(x), 1.f), [&] { return matmul(x, w); }, [&] { return relu(x); });
+    return double_until_large(h)[0];
+  };
+  auto traced = function(model);
+  for (const Tensor& x : {Tensor{{0.5f, 2.f}}, Tensor{{0.5f, -2.f}}, Tensor{{30.f, 80.f}}}) {
+    const std::vector<float> eager = model(x).to_vector<float>();
+    EXPECT_EQ(traced(x).to_vector<float>(), eager);
+  }
+  EXPECT_EQ(traced.trace_count(), 1);
+  // The read of w sits in the function's graph, before the If: the branch takes it as an input.
+  ConcreteFunction& cf = traced.get_concrete_function({{DType::kFloat32, {1, 2}}});
+  const Operation if_op = cf.graph().get_operation_by_name("cond");
+  bool reads_w = false;
+  for (const Tensor& in : if_op.inputs()) reads_w = reads_w || producer(in).type() == "ReadVariableOp";
+  EXPECT_TRUE(reads_w);
+  // w changed after the trace: the next call reads the new value.
+  w.assign(w.read() * 0.f);
+  EXPECT_EQ(traced(Tensor{{0.5f, 2.f}}).to_vector<float>(), model(Tensor{{0.5f, 2.f}}).to_vector<float>());
+}
+
+TEST(CondWhileTest, NestedBodiesCaptureThroughEveryLevel) {
+  const Tensor scale{3.f, 4.f};  // eager: captured by the trace, then by both bodies
+  auto f = function([&](const Tensor& x) {
+    return while_loop([](const std::vector<Tensor>& v) { return less(v[1], 3); },
+                      [&](const std::vector<Tensor>& v) {
+                        const Tensor next = cond(greater(v[1], 0), [&] { return v[0] * scale; }, [&] { return v[0] + 1.f; });
+                        return std::vector<Tensor>{next, v[1] + 1};
+                      },
+                      {x, Tensor(int32_t{0})})[0];
+  });
+  // (x + 1) * scale * scale.
+  EXPECT_EQ(f(Tensor{1.f, 2.f}).to_vector<float>(), (std::vector<float>{18.f, 48.f}));
+}
+
+// shape_invariants let a loop variable grow; without them the body must keep its shape.
+TEST(CondWhileTest, ShapeInvariantsLetALoopVariableChangeShape) {
+  auto grow = [](const Tensor& x, std::vector<Shape> invariants) {
+    return while_loop([](const std::vector<Tensor>& v) { return less(size(v[0]), 8); },
+                      [](const std::vector<Tensor>& v) { return std::vector<Tensor>{concat({v[0], v[0]}, 0)}; }, {x},
+                      {.shape_invariants = std::move(invariants)})[0];
+  };
+  EXPECT_EQ(grow(Tensor{1.f, 2.f}, {Shape{-1}}).to_vector<float>(), (std::vector<float>{1, 2, 1, 2, 1, 2, 1, 2}));
+  auto traced = function([&](const Tensor& x) { return grow(x, {Shape{-1}}); });
+  const Tensor out = traced(Tensor{1.f, 2.f});
+  EXPECT_EQ(out.shape(), (Shape{8}));
+  EXPECT_EQ(traced.get_concrete_function({{DType::kFloat32, {2}}}).outputs()[0].shape(), (Shape{-1}));
+  auto fixed = function([&](const Tensor& x) { return grow(x, {}); });
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] { fixed(Tensor{1.f, 2.f}); }),
+              HasSubstr("[while_loop] body_fn takes [float32 [2]] and returns [float32 [4]]"));
+}
+
+TEST(CondWhileTest, MistakesAreTypedErrors) {
+  const Tensor x{1.f, 2.f};
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] { cond(x, [&] { return x; }, [&] { return x; }); }),
+              HasSubstr("[cond] the predicate must be a bool scalar, not float32 [2]"));
+  auto mismatched = function([](const Tensor& v) {
+    return cond(greater(reduce_sum(v), 0.f), [&] { return v; }, [&] { return cast(v, DType::kInt32); });
+  });
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] { mismatched(x); }),
+              HasSubstr("[cond] true_fn returns [float32 [2]] and false_fn returns [int32 [2]]"));
+  Variable counter(Tensor(0.f), "counter");
+  auto updating = function([&](const Tensor& v) {
+    return cond(greater(reduce_sum(v), 0.f), [&] { counter.assign_add(Tensor(1.f)); return v; }, [&] { return v; });
+  });
+  EXPECT_THAT(error_of<UnimplementedError>([&] { updating(x); }),
+              HasSubstr("[cond] Variable 'counter' is updated inside a cond body"));
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] {
+                while_loop([](const std::vector<Tensor>& v) { return v[0]; },
+                           [](const std::vector<Tensor>& v) { return v; }, {Tensor(1.f)});
+              }),
+              HasSubstr("[while_loop] cond_fn's result must be a bool scalar, not float32 []"));
+}
+
+// The deploy story: a traced model with cond and while_loop saved as a bundle (its GraphDef's
+// library holds the bodies as TensorFlow FunctionDefs), loaded and served with the eager values.
+TEST(CondWhileTest, ModelsWithControlFlowSaveLoadAndServe) {
+  set_seed(11);
+  Variable w(random_normal({2, 2}), "w");
+  auto model = [&](const Tensor& x) {
+    const Tensor h = cond(greater(reduce_max(x), 1.f), [&] { return matmul(x, w); }, [&] { return relu(x); });
+    return double_until_large(h)[0];
+  };
+  auto serve = function(model);
+  ConcreteFunction& cf = serve.get_concrete_function({{DType::kFloat32, {-1, 2}}});
+
+  const GraphDef def = to_graph_def(cf.graph());
+  ASSERT_EQ(def.library().function_size(), 4);
+  for (const auto& f : def.library().function())
+    for (const auto& n : f.node_def())
+      for (const std::string& in : n.input())
+        EXPECT_TRUE(in.starts_with("^") || in.find(':') == std::string::npos || std::count(in.begin(), in.end(), ':') == 2)
+            << f.signature().name() << ": " << in;  // an argument, or TensorFlow's "node:out_arg:index"
+
+  std::string dir = ::testing::TempDir() + "tapeflow_cond_model_XXXXXX";
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  std::filesystem::remove_all(dir);
+  save_model(dir, {{"serve", cf}});
+  LoadedModel loaded = load_model(dir);
+  const Signature& sig = loaded.signature("serve");
+  const std::string in = sig.inputs().begin()->first, out = sig.outputs().begin()->first;
+  for (const Tensor& x : {Tensor{{0.5f, 2.f}, {3.f, 1.f}}, Tensor{{0.5f, -2.f}, {0.f, 0.f}}}) {
+    const std::vector<float> eager = model(x).to_vector<float>();
+    EXPECT_EQ(sig.run({{in, x}}).at(out).to_vector<float>(), eager);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tapeflow
