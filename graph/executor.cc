@@ -675,7 +675,8 @@ void Plan::run_step(const PlanStep& step, RunContext& rc) const {
       for (size_t i = 0; i < step.inputs.size(); ++i) inputs.push_back(input_tensor(static_cast<int>(i)));
       std::optional<Clock::time_point> deadline;
       if (rc.options && rc.options->timeout_in_ms > 0) deadline = rc.start + std::chrono::milliseconds(rc.options->timeout_in_ms);
-      const std::vector<Tensor> outputs = run_functional(*step.functional, node, std::move(inputs), rc.options, deadline);
+      const std::vector<Tensor> outputs =
+          run_functional(*step.functional, node, std::move(inputs), *rc.state, rc.options, deadline);
       for (size_t k = 0; k < outputs.size(); ++k) slots[static_cast<size_t>(step.first_output) + k] = outputs[k].device_tensor();
       break;
     }

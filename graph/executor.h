@@ -57,6 +57,15 @@ struct SessionState {
   std::mutex mu;
   absl::flat_hash_map<int64_t, Tensor> variables;    // Variable::id() -> value
   absl::flat_hash_map<int, uint64_t> random_counts;  // random node -> runs so far
+  // The state of each function body this Session's If / While / Case nodes run (its random
+  // counters: a body's node ids are its own graph's), by FunctionBody; made on first use.
+  absl::flat_hash_map<const void*, std::unique_ptr<SessionState>> bodies;
+  SessionState& body_state(const void* body) {
+    std::lock_guard<std::mutex> lock(mu);
+    std::unique_ptr<SessionState>& s = bodies[body];
+    if (!s) s = std::make_unique<SessionState>();
+    return *s;
+  }
 };
 
 class InterOpPool;
@@ -118,9 +127,11 @@ void commit_variable_writes(VariableOverlay& overlay, SessionState& state);
 struct FunctionalPlans;
 std::shared_ptr<const FunctionalPlans> compile_functional(const Node& node, const SessionOptions& options,
                                                           const std::vector<Device*>& devices, std::source_location loc);
-// Runs the node on its inputs; `deadline` ends a While (DeadlineExceededError) when set.
+// Runs the node on its inputs; `deadline` ends a While (DeadlineExceededError) when set, in
+// this run and in the bodies' own runs.
 std::vector<Tensor> run_functional(const FunctionalPlans& plans, const Node& node, std::vector<Tensor> inputs,
-                                   const RunOptions* options, std::optional<std::chrono::steady_clock::time_point> deadline);
+                                   SessionState& state, const RunOptions* options,
+                                   std::optional<std::chrono::steady_clock::time_point> deadline);
 
 struct PlanStep {
   enum class Kind : uint8_t {

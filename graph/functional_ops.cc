@@ -1,6 +1,8 @@
 #include "graph/functional_ops.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -26,10 +28,11 @@ absl::StatusOr<OutputSpecs> made_by_import(const InferenceContext& ctx) {
 
 // Stateful: never folded, deduplicated or pruned away from what they compute; the executor
 // runs them itself (graph/functional_run.cc), and graph_def_functional.cc reads and writes
-// their TensorFlow attrs.
+// their TensorFlow attrs. Differentiable, with no gradient function: graph gradients through
+// one are a NotFoundError naming it, not a silent zero.
 #define TAPEFLOW_FUNCTIONAL_OP(var, type_name, api, form)                                                   \
   OpDef var{.type = type_name, .api_name = api, .num_inputs = -1, .infer = made_by_import, .stateful = true, \
-            .differentiable = false, .tf_form = form};
+            .differentiable = true, .tf_form = form};
 TAPEFLOW_FUNCTIONAL_OP(kIfOp, "If", "if", "")
 TAPEFLOW_FUNCTIONAL_OP(kStatelessIfOp, "StatelessIf", "if", "")
 TAPEFLOW_FUNCTIONAL_OP(kWhileOp, "While", "while", "parallel_iterations:int=10")
@@ -201,14 +204,29 @@ std::string describe_specs(absl::Span<const TensorSpec> specs) {
   return absl::StrCat("[", absl::StrJoin(parts, ", "), "]");
 }
 
-int add_functional_node(GraphBuildingContext& ctx, const OpDef& op, const std::vector<Tensor>& inputs, OutputSpecs outputs,
+// A body with side effects (a print, an assert) makes the node TensorFlow's stateful If / While,
+// which a trace runs on every call (Note [Automatic control deps]) even when nothing reads it.
+int add_functional_node(GraphBuildingContext& ctx, const OpDef& stateless, const OpDef& stateful,
+                        const std::vector<Tensor>& inputs, OutputSpecs outputs,
                         std::vector<std::shared_ptr<const FunctionBody>> bodies, AttrMap attrs, std::string_view name,
                         std::source_location loc) {
+  const bool side_effects = std::any_of(bodies.begin(), bodies.end(), [](const auto& b) { return b->call >= 0; });
+  const OpDef& op = side_effects ? stateful : stateless;
   std::vector<TensorRef> refs;
   for (size_t k = 0; k < inputs.size(); ++k) refs.push_back(ctx.input_ref(inputs[k], static_cast<int>(k), op.api_name, loc));
   const int id = ctx.add_op(op, std::move(refs), std::move(attrs), std::move(outputs), loc, name);
   ctx.graph().state()->mutable_node(id).set_functions(std::move(bodies));
+  if (side_effects) ctx.note_side_effect(id);
   return id;
+}
+
+// A traced body's function name: "tapeflow_<name>_<role>_<n>", unique in the process, in the
+// characters TensorFlow allows, and apart from TensorFlow's own "cond_true_7".
+std::string function_name(std::string_view name, std::string_view role, int64_t id) {
+  std::string out = "tapeflow_";
+  for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  absl::StrAppend(&out, "_", absl::string_view(role.data(), role.size()), "_", id);
+  return out;
 }
 
 }  // namespace
@@ -221,8 +239,8 @@ std::vector<Tensor> cond(const Tensor& pred, const BranchFn& true_fn, const Bran
   const int64_t id = next_body_id++;
   auto branch = [&](const BranchFn& fn) { return LoopBodyFn([&](const std::vector<Tensor>&) { return fn(); }); };
   std::vector<Traced> traced;
-  traced.push_back(trace_body(absl::StrCat(absl::string_view(name.data(), name.size()), "_true_", id), {}, branch(true_fn), *ctx, "cond", loc));
-  traced.push_back(trace_body(absl::StrCat(absl::string_view(name.data(), name.size()), "_false_", id), {}, branch(false_fn), *ctx, "cond", loc));
+  traced.push_back(trace_body(function_name(name, "true", id), {}, branch(true_fn), *ctx, "cond", loc));
+  traced.push_back(trace_body(function_name(name, "false", id), {}, branch(false_fn), *ctx, "cond", loc));
   const std::vector<TensorSpec> t = result_specs(*traced[0].body), f = result_specs(*traced[1].body);
   bool same = t.size() == f.size();
   for (size_t k = 0; same && k < t.size(); ++k) same = t[k].dtype == f[k].dtype && t[k].shape.rank() == f[k].shape.rank();
@@ -237,7 +255,8 @@ std::vector<Tensor> cond(const Tensor& pred, const BranchFn& true_fn, const Bran
       if (t[k].shape.dim(d) != f[k].shape.dim(d)) outputs[k].shape.set_dim(d, -1);
   std::vector<Tensor> inputs{pred};
   for (const Tensor& c : unite_captures(traced, loc)) inputs.push_back(c);
-  const int node = add_functional_node(*ctx, kStatelessIfOp, inputs, outputs, {traced[0].body, traced[1].body}, {}, name, loc);
+  const int node = add_functional_node(*ctx, kStatelessIfOp, kIfOp, inputs, outputs, {traced[0].body, traced[1].body}, {},
+                                       name, loc);
   std::vector<Tensor> out;
   for (size_t k = 0; k < t.size(); ++k) out.push_back(ctx->graph().state()->tensor(TensorRef{node, static_cast<int>(k)}));
   return out;
@@ -299,13 +318,13 @@ std::vector<Tensor> while_loop(const LoopCondFn& cond_fn, const LoopBodyFn& body
   auto user_vars = [&](const std::vector<Tensor>& v) { return std::vector<Tensor>(v.begin() + static_cast<std::ptrdiff_t>(first), v.begin() + static_cast<std::ptrdiff_t>(first + n)); };
   const int64_t id = next_body_id++;
   std::vector<Traced> traced;
-  traced.push_back(trace_body(absl::StrCat(options.name, "_cond_", id), all, [&](const std::vector<Tensor>& v) {
+  traced.push_back(trace_body(function_name(options.name, "cond", id), all, [&](const std::vector<Tensor>& v) {
     Tensor c = cond_fn(user_vars(v));
     check_pred(c, "while_loop", "cond_fn's result", loc);
     if (counted) c = logical_and(c, less(v[0], v[1]));
     return std::vector<Tensor>{c};
   }, *ctx, "while_loop", loc));
-  traced.push_back(trace_body(absl::StrCat(options.name, "_body_", id), all, [&](const std::vector<Tensor>& v) {
+  traced.push_back(trace_body(function_name(options.name, "body", id), all, [&](const std::vector<Tensor>& v) {
     std::vector<Tensor> next = body_fn(user_vars(v));
     if (counted) next.insert(next.begin(), {v[0] + 1, v[1]});
     return next;
@@ -324,7 +343,7 @@ std::vector<Tensor> while_loop(const LoopCondFn& cond_fn, const LoopBodyFn& body
   inputs.insert(inputs.end(), captured.begin(), captured.end());
   OutputSpecs outputs(all.begin(), all.end());
   for (const Tensor& c : captured) outputs.push_back(TensorSpec{c.dtype(), c.shape()});
-  const int node = add_functional_node(*ctx, kStatelessWhileOp, inputs, outputs, {traced[0].body, traced[1].body},
+  const int node = add_functional_node(*ctx, kStatelessWhileOp, kWhileOp, inputs, outputs, {traced[0].body, traced[1].body},
                                        AttrMap{{"parallel_iterations", int64_t{10}}}, options.name, loc);
   std::vector<Tensor> out;
   for (size_t k = 0; k < n; ++k) out.push_back(ctx->graph().state()->tensor(TensorRef{node, static_cast<int>(first + k)}));

@@ -70,6 +70,7 @@ const OpDef* find_functional_op(std::string_view type);
 
 inline constexpr int kMaxFunctionNesting = 32;
 inline constexpr int64_t kMaxFunctionNodes = 1'000'000;
+inline constexpr int64_t kMaxFunctionBytes = int64_t{1} << 30;  // of the bodies' NodeDefs, in all
 
 struct FunctionDefSource;  // graph/graph_def_functional.h
 
@@ -109,7 +110,7 @@ struct WhileOptions {
   int64_t maximum_iterations = -1;
   // In a graph: the shape each loop variable keeps (-1 where a dim may change between
   // iterations); empty: the loop variables' own shapes.
-  std::vector<Shape> shape_invariants;
+  std::vector<Shape> shape_invariants = {};
 };
 using LoopCondFn = std::function<Tensor(const std::vector<Tensor>&)>;
 using LoopBodyFn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;

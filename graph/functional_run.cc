@@ -1,7 +1,10 @@
 // Running If, While and Case nodes: Note [Functional control flow] (graph/functional_ops.h).
+#include <algorithm>
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
 #include "graph/executor.h"
@@ -11,13 +14,19 @@ namespace tapeflow {
 
 struct FunctionalPlans {
   std::vector<std::shared_ptr<const FunctionBody>> bodies;  // the node's functions, in its order
-  std::vector<std::unique_ptr<Plan>> plans;                 // one per body
-  // The bodies' own state: their random ops count runs apart from the graph's (their node ids
-  // are their own graphs'). They hold no variables (the import refuses them).
-  mutable SessionState state;
+  // One per body, shared by every node that runs the same body (nested bodies reach the same
+  // function along many paths: compiling each path apart would be exponential in the nesting).
+  std::vector<std::shared_ptr<const Plan>> plans;
 };
 
 namespace {
+
+// The plans one top-level Plan::compile made, by body (compile_functional recurses through
+// Plan::compile for nested bodies).
+struct CompiledBodies {
+  absl::flat_hash_map<const FunctionBody*, std::shared_ptr<const Plan>> plans;
+};
+thread_local CompiledBodies* compiled_bodies = nullptr;
 
 const char* role_of(FunctionalKind kind, size_t body) {
   switch (kind) {
@@ -52,10 +61,20 @@ void check_values(const Node& node, const std::vector<Tensor>& values, absl::Spa
 
 std::shared_ptr<const FunctionalPlans> compile_functional(const Node& node, const SessionOptions& options,
                                                           const std::vector<Device*>& devices, std::source_location loc) {
+  std::optional<CompiledBodies> owned;
+  if (compiled_bodies == nullptr) compiled_bodies = &owned.emplace();
+  struct Release {
+    std::optional<CompiledBodies>& owned;
+    ~Release() { if (owned) compiled_bodies = nullptr; }
+  } release{owned};
   auto plans = std::make_shared<FunctionalPlans>();
   plans->bodies = node.functions();
   for (size_t b = 0; b < plans->bodies.size(); ++b) {
     const FunctionBody& body = *plans->bodies[b];
+    if (const auto it = compiled_bodies->plans.find(&body); it != compiled_bodies->plans.end()) {
+      plans->plans.push_back(it->second);
+      continue;
+    }
     Plan::Request request;
     request.feeds = body.args;
     for (const TensorRef& r : body.results) {
@@ -65,7 +84,9 @@ std::shared_ptr<const FunctionalPlans> compile_functional(const Node& node, cons
     }
     if (body.call >= 0) request.targets = {body.call};
     try {
-      plans->plans.push_back(Plan::compile(body.graph, request, options, loc, &devices));
+      std::shared_ptr<const Plan> plan = Plan::compile(body.graph, request, options, loc, &devices);
+      compiled_bodies->plans.emplace(&body, plan);
+      plans->plans.push_back(std::move(plan));
     } catch (Error& e) {
       e.add_context(absl::StrCat("(compiling ", describe_function(node, b), ")"));
       throw;
@@ -75,15 +96,23 @@ std::shared_ptr<const FunctionalPlans> compile_functional(const Node& node, cons
 }
 
 std::vector<Tensor> run_functional(const FunctionalPlans& plans, const Node& node, std::vector<Tensor> inputs,
-                                   const RunOptions* options, std::optional<std::chrono::steady_clock::time_point> deadline) {
+                                   SessionState& state, const RunOptions* options,
+                                   std::optional<std::chrono::steady_clock::time_point> deadline) {
   const FunctionalKind kind = functional_kind(node.op);
   auto run_body = [&](size_t b, const std::vector<Tensor>& args) {
     const FunctionBody& body = *plans.bodies[b];
     std::vector<TensorSpec> specs;
     for (const TensorRef& a : body.args) specs.push_back(body.graph.state()->node(a.node).outputs[0]);
     check_values(node, args, specs, absl::StrCat("the arguments of ", role_of(kind, b), " '", body.name, "'"));
+    // The run's deadline holds inside the body too (its own run counts from its own start).
+    std::optional<RunOptions> inner;
+    if (deadline) {
+      inner = *options;
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - std::chrono::steady_clock::now());
+      inner->timeout_in_ms = std::max<int64_t>(1, left.count());
+    }
     try {
-      return plans.plans[b]->run(args, plans.state, {}, options, nullptr, node.loc);
+      return plans.plans[b]->run(args, state.body_state(&body), {}, inner ? &*inner : options, nullptr, node.loc);
     } catch (Error& e) {
       e.add_context(absl::StrCat("(in ", describe_function(node, b), ")"));
       throw;

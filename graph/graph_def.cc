@@ -675,7 +675,8 @@ absl::Status write_assert(proto::NodeDef& n, GraphDef& def, absl::flat_hash_set<
 }
 
 absl::Status export_node(const GraphState& state, const Node& node, GraphDef& def,
-                         absl::flat_hash_set<std::string>& used, SpareConsts& spare) {
+                         absl::flat_hash_set<std::string>& used, SpareConsts& spare,
+                         graph_def_internal::LibraryWriter& library) {
   const OpDef& op = *node.op;
   if (std::string_view(op.type) == "PartitionedCall")
     return absl::UnimplementedError("calls of traced functions cannot be written: GraphDef function libraries are "
@@ -773,7 +774,7 @@ absl::Status export_node(const GraphState& state, const Node& node, GraphDef& de
   if (&op == identity) TF_RETURN_IF_ERROR(write_placeholder_with_default(state, node, n));
   if (&op == &kAssertOp) TF_RETURN_IF_ERROR(write_assert(n, def, used));
   if (is_functional_op(&op)) [[unlikely]]
-    TF_RETURN_IF_ERROR(graph_def_internal::write_functional_node(state, node, n, *def.mutable_library()));
+    TF_RETURN_IF_ERROR(graph_def_internal::write_functional_node(state, node, n, library));
   *def.add_node() = std::move(n);
   return absl::OkStatus();
 }
@@ -789,8 +790,9 @@ GraphDef to_graph_def(const Graph& graph, std::source_location loc) {
   GraphDef def;
   def.mutable_versions()->set_producer(27);
   def.mutable_versions()->set_min_consumer(12);
+  graph_def_internal::LibraryWriter library(def);
   for (const Node* n : nodes) {
-    absl::Status s = export_node(state, *n, def, used, spare);
+    absl::Status s = export_node(state, *n, def, used, spare, library);
     if (!s.ok())
       throw_status(absl::Status(s.code(), absl::StrCat("[to_graph_def] ", describe_node(*n), ": ", s.message())), loc);
   }

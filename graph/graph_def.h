@@ -69,6 +69,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/strings/numbers.h"
 #include "absl/types/span.h"
@@ -158,9 +159,12 @@ inline std::pair<std::string_view, int> split_tensor_name(std::string_view s) {
 // PartitionedCall / StatefulPartitionedCall) replaced by the function's body, the caller's name
 // kept as an IdentityN of its results (Note [Inlined function calls], graph_def_functions.cc);
 // nullopt when nothing calls a library function. A typed error for a call it cannot inline.
-// `library`: the functions (graph_def's own, or those of the GraphDef a function body came from).
+// `library`: the functions (graph_def's own, or those of the GraphDef a function body came from);
+// `index`: its functions by name, when the caller has them (else they are indexed here).
+using FunctionIndex = absl::flat_hash_map<std::string_view, const proto::FunctionDef*>;
 absl::StatusOr<std::optional<GraphDef>> inline_function_calls(const GraphDef& graph_def,
-                                                              const proto::FunctionDefLibrary& library);
+                                                              const proto::FunctionDefLibrary& library,
+                                                              const FunctionIndex* index = nullptr);
 
 // read_graph_def's bytes, at most `limit` of them (a parameter for tests).
 std::string read_file_bounded(const std::string& path, size_t limit, std::source_location loc);

@@ -25,7 +25,7 @@ bool valid_arg_name(std::string_view s) {
 
 }  // namespace
 
-absl::StatusOr<proto::FunctionDef> function_def_of(const FunctionBody& body, proto::FunctionDefLibrary& library) {
+absl::StatusOr<proto::FunctionDef> function_def_of(const FunctionBody& body, LibraryWriter& library) {
   auto fail = [&](std::string_view message) {
     return absl::UnimplementedError(absl::StrCat("function '", body.name, "': ", absl::string_view(message.data(), message.size())));
   };
@@ -35,12 +35,8 @@ absl::StatusOr<proto::FunctionDef> function_def_of(const FunctionBody& body, pro
   } catch (const Error& e) {
     return absl::Status(e.code(), absl::StrCat("function '", body.name, "': ", e.message()));
   }
-  // The functions its own If / While nodes run.
-  for (const proto::FunctionDef& f : def.library().function()) {
-    bool have = false;
-    for (const proto::FunctionDef& g : library.function()) have = have || g.signature().name() == f.signature().name();
-    if (!have) *library.add_function() = f;
-  }
+  // The functions its own If / While nodes run (each from its own origin: compared by content).
+  for (const proto::FunctionDef& f : def.library().function()) TF_RETURN_IF_ERROR(library.add(f, &f));
   const GraphState& state = *body.graph.state();
   proto::FunctionDef f;
   proto::OpDef& sig = *f.mutable_signature();

@@ -26,9 +26,14 @@ namespace tapeflow::graph_def_internal {
 struct BodyBuilds {
   const proto::FunctionDefLibrary* source = nullptr;
   std::shared_ptr<const proto::FunctionDefLibrary> library;  // a copy of *source, made on first use
+  FunctionIndex index;               // its functions by name (the first of a name), made with it
   std::vector<std::string> stack;
-  int64_t nodes = 0;
+  std::vector<int> heights;          // per stack entry: the tallest body built inside it so far
+  int64_t nodes = 0, bytes = 0;      // in every body built (the budget: kMaxFunctionNodes, kMaxFunctionBytes)
+  // By function, attrs and argument specs: the body, and how deep its own bodies nest (a body
+  // reused deep inside another nest still counts its whole depth against kMaxFunctionNesting).
   absl::flat_hash_map<std::string, std::shared_ptr<const FunctionBody>> built;
+  absl::flat_hash_map<std::string, int> height;
   // Bodies that failed: an import that abandons its one pass plans every node again (Note [One
   // pass]), and at each level of a nest that would build the failing bodies twice.
   absl::flat_hash_map<std::string, absl::Status> failed;
@@ -77,32 +82,52 @@ absl::StatusOr<DType> arg_dtype(const proto::OpDef::ArgDef& arg, const proto::Na
   return dt;
 }
 
+// `height`: set to how many levels of bodies it makes, itself included.
 absl::StatusOr<std::shared_ptr<const FunctionBody>> build_new_body(const proto::NameAttrList& func,
-                                                                   absl::Span<const TensorSpec> args, std::source_location loc);
+                                                                   absl::Span<const TensorSpec> args, int* height,
+                                                                   std::source_location loc);
 
 absl::StatusOr<std::shared_ptr<const FunctionBody>> build_body(const proto::NameAttrList& func,
                                                                absl::Span<const TensorSpec> args, std::source_location loc) {
   BodyBuilds& b = *current_builds;
   const std::string key = absl::StrCat(deterministic_bytes(func), "|", specs_key(args));
-  if (const auto it = b.built.find(key); it != b.built.end()) return it->second;
+  auto nested = [&](int height) -> absl::Status {  // this body, `height` levels tall, inside the stack
+    if (b.stack.size() + static_cast<size_t>(height) > static_cast<size_t>(kMaxFunctionNesting))
+      return absl::InvalidArgumentError(absl::StrCat("functions run by If, While and Case nest more than ", kMaxFunctionNesting,
+                                                     " deep (at '", func.name(), "')"));
+    if (!b.heights.empty()) b.heights.back() = std::max(b.heights.back(), height);
+    return absl::OkStatus();
+  };
+  if (const auto it = b.built.find(key); it != b.built.end()) {
+    TF_RETURN_IF_ERROR(nested(b.height.at(key)));
+    return it->second;
+  }
   // A failure may depend on the depth (kMaxFunctionNesting): remembered for this depth only.
   const std::string failed_key = absl::StrCat(key, "|", b.stack.size());
   if (const auto it = b.failed.find(failed_key); it != b.failed.end()) return it->second;
-  absl::StatusOr<std::shared_ptr<const FunctionBody>> body = build_new_body(func, args, loc);
-  if (body.ok()) b.built.emplace(key, *body);
-  else b.failed.emplace(failed_key, body.status());
+  int height = 0;
+  absl::StatusOr<std::shared_ptr<const FunctionBody>> body = build_new_body(func, args, &height, loc);
+  if (body.ok()) {
+    b.built.emplace(key, *body);
+    b.height.emplace(key, height);
+    if (absl::Status s = nested(height); !s.ok()) body = s;
+  }
+  if (!body.ok()) b.failed.emplace(failed_key, body.status());
   return body;
 }
 
 absl::StatusOr<std::shared_ptr<const FunctionBody>> build_new_body(const proto::NameAttrList& func,
-                                                                   absl::Span<const TensorSpec> args, std::source_location loc) {
+                                                                   absl::Span<const TensorSpec> args, int* height,
+                                                                   std::source_location loc) {
   BodyBuilds& b = *current_builds;
-  if (!b.library) b.library = std::make_shared<const proto::FunctionDefLibrary>(*b.source);
-  const proto::FunctionDef* f = nullptr;
-  for (const proto::FunctionDef& d : b.library->function())
-    if (d.signature().name() == func.name()) f = &d;
-  if (f == nullptr)
+  if (!b.library) {
+    b.library = std::make_shared<const proto::FunctionDefLibrary>(*b.source);
+    for (const proto::FunctionDef& d : b.library->function()) b.index.emplace(d.signature().name(), &d);
+  }
+  const auto found = b.index.find(func.name());
+  if (found == b.index.end())
     return absl::NotFoundError(absl::StrCat("function '", func.name(), "' is not in the GraphDef's library"));
+  const proto::FunctionDef* f = found->second;
   if (std::find(b.stack.begin(), b.stack.end(), func.name()) != b.stack.end())
     return absl::InvalidArgumentError(absl::StrCat("function '", func.name(), "' runs itself (through ",
                                                    absl::StrJoin(b.stack, " -> "), "); tapeflow cannot import recursion"));
@@ -144,10 +169,17 @@ absl::StatusOr<std::shared_ptr<const FunctionBody>> build_new_body(const proto::
   returns.push_back("f");
 
   b.stack.push_back(func.name());
-  absl::StatusOr<std::optional<GraphDef>> inlined = inline_function_calls(call, *b.library);
+  b.heights.push_back(0);
+  absl::StatusOr<std::optional<GraphDef>> inlined = inline_function_calls(call, *b.library, &b.index);
   auto body = std::make_shared<FunctionBody>();
   std::vector<ImportedElement> out;
   absl::Status imported = inlined.status();
+  if (imported.ok()) {
+    b.bytes += static_cast<int64_t>((*inlined)->ByteSizeLong());
+    if (b.bytes > kMaxFunctionBytes)
+      imported = absl::ResourceExhaustedError(absl::StrCat("the functions run by If, While and Case make more than ",
+                                                           kMaxFunctionBytes >> 20, " MiB of nodes in all"));
+  }
   if (imported.ok()) {
     try {
       out = import_with_library(body->graph, **inlined, *b.library, returns, loc);
@@ -155,7 +187,9 @@ absl::StatusOr<std::shared_ptr<const FunctionBody>> build_new_body(const proto::
       imported = e.status();
     }
   }
+  *height = b.heights.back() + 1;
   b.stack.pop_back();
+  b.heights.pop_back();
   if (!imported.ok()) {  // the nested import's "[import_graph_def] " tag dropped: the outer one has it
     absl::string_view inner = imported.message();
     absl::ConsumePrefix(&inner, "[import_graph_def] ");
@@ -292,6 +326,10 @@ absl::StatusOr<OutputSpecs> branch_outputs(const proto::NodeDef& nd, const std::
 
 }  // namespace
 
+const FunctionIndex* function_index(const proto::FunctionDefLibrary& library) {
+  return current_builds != nullptr && current_builds->library.get() == &library ? &current_builds->index : nullptr;
+}
+
 FunctionBodyScope::FunctionBodyScope(const proto::FunctionDefLibrary& library) {
   if (current_builds != nullptr) return;  // a nested import: the outer one's builds go on
   owned_ = new BodyBuilds();
@@ -389,7 +427,7 @@ void add_used_functions(const proto::AttrValue& v, std::vector<std::string>& nam
 
 }  // namespace
 
-absl::Status write_functional_node(const GraphState& state, const Node& node, proto::NodeDef& n, proto::FunctionDefLibrary& library) {
+absl::Status write_functional_node(const GraphState& state, const Node& node, proto::NodeDef& n, LibraryWriter& library) {
   const FunctionalKind kind = functional_kind(node.op);
   auto& attrs = *n.mutable_attr();
   auto types = [&](const char* name, size_t first) -> absl::Status {
@@ -434,35 +472,24 @@ absl::Status write_functional_node(const GraphState& state, const Node& node, pr
   for (const TensorSpec& o : node.outputs) shape_to_proto(o.shape, shapes->add_shape());
 
   // The functions, and every function they use, into the library (once each).
-  absl::flat_hash_map<std::string, const proto::FunctionDef*> have;
-  for (const proto::FunctionDef& f : library.function()) have.emplace(f.signature().name(), &f);
-  auto add = [&](const proto::FunctionDef& f) -> absl::Status {
-    if (const auto h = have.find(f.signature().name()); h != have.end()) {
-      if (deterministic_bytes(*h->second) == deterministic_bytes(f)) return absl::OkStatus();
-      return absl::InvalidArgumentError(absl::StrCat("two different functions are named '", f.signature().name(),
-                                                     "' (from two imports); a GraphDef's library holds one"));
-    }
-    *library.add_function() = f;
-    have.emplace(f.signature().name(), &library.function(library.function_size() - 1));
-    return absl::OkStatus();
-  };
   for (const auto& body : bodies) {
+    if (library.seen(*body)) continue;
     if (!body->source) {  // traced by tapeflow: written from its graph, with the functions it runs
       TF_ASSIGN_OR_RETURN(proto::FunctionDef f, function_def_of(*body, library));
-      TF_RETURN_IF_ERROR(add(f));
+      TF_RETURN_IF_ERROR(library.add(f, body.get()));
       continue;
     }
-    absl::flat_hash_map<std::string_view, const proto::FunctionDef*> source;
-    for (const proto::FunctionDef& f : body->source->library->function()) source.emplace(f.signature().name(), &f);
+    const proto::FunctionDefLibrary* origin = body->source->library.get();
+    const FunctionIndex& source = library.index_of(*origin);
     std::vector<std::string> pending{body->name};
-    absl::flat_hash_set<std::string> seen;
+    absl::flat_hash_set<std::string> done;
     while (!pending.empty()) {
       const std::string name = std::move(pending.back());
       pending.pop_back();
       const auto it = source.find(name);
-      if (it == source.end() || !seen.insert(name).second) continue;
+      if (it == source.end() || !done.insert(name).second) continue;
       const proto::FunctionDef& f = *it->second;
-      TF_RETURN_IF_ERROR(add(f));
+      TF_RETURN_IF_ERROR(library.add(f, origin));
       for (const proto::NodeDef& d : f.node_def()) {
         if (source.contains(d.op())) pending.push_back(d.op());
         for (const auto& [key, value] : d.attr()) add_used_functions(value, pending);
@@ -470,6 +497,26 @@ absl::Status write_functional_node(const GraphState& state, const Node& node, pr
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status LibraryWriter::add(const proto::FunctionDef& f, const void* origin) {
+  const std::string& name = f.signature().name();
+  if (const auto h = have_.find(name); h != have_.end()) {
+    if (h->second.second == origin || deterministic_bytes(*h->second.first) == deterministic_bytes(f)) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat("two different functions are named '", name,
+                                                   "'; a GraphDef's library holds one"));
+  }
+  proto::FunctionDefLibrary& library = *def_.mutable_library();
+  *library.add_function() = f;
+  have_.emplace(name, std::make_pair(&library.function(library.function_size() - 1), origin));
+  return absl::OkStatus();
+}
+
+const FunctionIndex& LibraryWriter::index_of(const proto::FunctionDefLibrary& library) {
+  auto [it, fresh] = indexes_.try_emplace(&library);
+  if (fresh)
+    for (const proto::FunctionDef& f : library.function()) it->second.emplace(f.signature().name(), &f);
+  return it->second;
 }
 
 }  // namespace tapeflow::graph_def_internal

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "graph/functional_ops.h"
 #include "graph/graph_def.h"
 
@@ -25,6 +27,10 @@ struct FunctionDefSource {
 }  // namespace tapeflow
 
 namespace tapeflow::graph_def_internal {
+
+// The functions of the library an enclosing import's bodies come from, by name, when `library`
+// is that one (an import of a body reuses it); else null.
+const FunctionIndex* function_index(const proto::FunctionDefLibrary& library);
 
 // Held by each import: the outermost one on a thread owns the state its functional nodes'
 // bodies share (the library, the recursion stack, the node budget); nested imports, which
@@ -51,14 +57,34 @@ struct PlannedFunctional {
 absl::StatusOr<PlannedFunctional> plan_functional_node(const proto::NodeDef& node_def, const OpDef& op,
                                                        absl::Span<const TensorSpec> inputs, std::source_location loc);
 
+// One export's function library: each function added once, from the bodies that run it; two
+// different functions of one name are an InvalidArgumentError naming it.
+class LibraryWriter {
+ public:
+  // The library is made in `def` on the first add (a GraphDef without functions has none).
+  explicit LibraryWriter(GraphDef& def) : def_(def) {}
+  // `f`, from `origin` (an imported library or a traced body: functions of one origin and name
+  // are the same function).
+  absl::Status add(const proto::FunctionDef& f, const void* origin);
+  // Whether `body` (and what it runs) is in already; marks it in.
+  bool seen(const FunctionBody& body) { return !bodies_.insert(&body).second; }
+  // The functions of an imported library by name, indexed once per export.
+  const FunctionIndex& index_of(const proto::FunctionDefLibrary& library);
+
+ private:
+  GraphDef& def_;
+  absl::flat_hash_map<std::string, std::pair<const proto::FunctionDef*, const void*>> have_;  // name -> (def, origin)
+  absl::flat_hash_set<const FunctionBody*> bodies_;
+  absl::flat_hash_map<const proto::FunctionDefLibrary*, FunctionIndex> indexes_;
+};
+
 // Writes the TensorFlow attrs of functional node `node` into `n` (its inputs are written) and
-// adds the functions it runs, and those they use, to `library`.
-absl::Status write_functional_node(const GraphState& state, const Node& node, proto::NodeDef& n,
-                                   proto::FunctionDefLibrary& library);
+// adds the functions it runs, and those they use, to the library.
+absl::Status write_functional_node(const GraphState& state, const Node& node, proto::NodeDef& n, LibraryWriter& library);
 
 // A body tapeflow traced (cond, while_loop) as a FunctionDef in TensorFlow's form; the functions
 // its own functional nodes run go into `library` (graph_def_function_writer.cc).
-absl::StatusOr<proto::FunctionDef> function_def_of(const FunctionBody& body, proto::FunctionDefLibrary& library);
+absl::StatusOr<proto::FunctionDef> function_def_of(const FunctionBody& body, LibraryWriter& library);
 
 // import_graph_def with no name scope, given the library apart from the GraphDef (a body's
 // GraphDef has none of its own). Throws as import_graph_def does.

@@ -61,8 +61,10 @@ struct Cost {
 
 class Inliner {
  public:
-  Inliner(const GraphDef& def, const proto::FunctionDefLibrary& library) : def_(def) {
-    for (const proto::FunctionDef& f : library.function()) functions_.emplace(f.signature().name(), &f);
+  Inliner(const GraphDef& def, const proto::FunctionDefLibrary& library, const FunctionIndex* index)
+      : def_(def), functions_(index ? *index : own_) {
+    if (index == nullptr)
+      for (const proto::FunctionDef& f : library.function()) own_.emplace(f.signature().name(), &f);
   }
 
   // The function `node` calls (null: none); NotFound when it names one the library lacks.
@@ -304,7 +306,8 @@ class Inliner {
   }
 
   const GraphDef& def_;
-  absl::flat_hash_map<std::string_view, const proto::FunctionDef*> functions_;
+  FunctionIndex own_;                 // when the caller has no index
+  const FunctionIndex& functions_;
   absl::flat_hash_map<std::string, Cost> sizes_;
   int depth_ = 0;  // of inline_call, checked again while emitting
   absl::flat_hash_set<std::string> counting_;
@@ -312,9 +315,10 @@ class Inliner {
 
 }  // namespace
 
-absl::StatusOr<std::optional<GraphDef>> inline_function_calls(const GraphDef& def, const proto::FunctionDefLibrary& library) {
+absl::StatusOr<std::optional<GraphDef>> inline_function_calls(const GraphDef& def, const proto::FunctionDefLibrary& library,
+                                                              const FunctionIndex* index) {
   if (library.function_size() == 0) return std::nullopt;
-  return Inliner(def, library).run();
+  return Inliner(def, library, index).run();
 }
 
 }  // namespace tapeflow::graph_def_internal

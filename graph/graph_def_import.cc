@@ -1,8 +1,9 @@
 // GraphDef -> Graph: import_graph_def. Two phases (Note [Import commits at the end]).
 #include <algorithm>
-#include <numeric>
 #include <bit>
 #include <cstdint>
+#include <numeric>
+#include <optional>
 #include <string_view>
 #include <tuple>
 
@@ -18,9 +19,6 @@
 #include "graph/graph_def_composites.h"
 #include "graph/graph_def_control_flow.h"
 #include "graph/graph_def_functional.h"
-
-#include <optional>
-
 #include "eager/ops/cast.h"
 #include "graph/graph_ops.h"
 
@@ -1140,7 +1138,8 @@ static std::vector<ImportedElement> import_into(const Graph& graph, const GraphD
                                                 const std::vector<std::string>& return_elements, std::string_view name,
                                                 std::source_location loc) {
   graph_def_internal::FunctionBodyScope bodies(library);  // Note [Functional control flow]
-  absl::StatusOr<std::optional<GraphDef>> inlined = inline_function_calls(graph_def, library);  // Note [Inlined function calls]
+  absl::StatusOr<std::optional<GraphDef>> inlined =  // Note [Inlined function calls]
+      inline_function_calls(graph_def, library, graph_def_internal::function_index(library));
   throw_if_error(inlined.status(), loc);
   // A GraphDef imports in one pass of this loop; a second runs only after the rewrite of
   // TensorFlow 1's control flow and Asserts, when the first failed on them.

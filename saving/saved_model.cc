@@ -509,6 +509,7 @@ FrozenGraph freeze(const Graph& graph, const Session* session, const std::vector
     if (n.op() == "VarHandleOp") handles.insert(n.name());
   GraphDef frozen;
   *frozen.mutable_versions() = def.versions();
+  if (def.has_library()) *frozen.mutable_library() = def.library();  // the functions If / While nodes run
   for (const proto::NodeDef& n : def.node()) {
     if (handles.count(n.name())) continue;
     proto::NodeDef* out = frozen.add_node();

@@ -179,6 +179,7 @@ absl::StatusOr<ClusterPartition> partition_for_cluster(const Graph& graph, const
       continue;
     }
     *p.partitions[t].mutable_versions() = p.def.versions();
+    if (p.def.has_library()) *p.partitions[t].mutable_library() = p.def.library();  // the functions If / While nodes run
     for (proto::NodeDef& node : nodes[t]) *p.partitions[t].add_node() = std::move(node);
   }
   return p;

@@ -159,6 +159,81 @@ TEST(CondWhileTest, MistakesAreTypedErrors) {
               HasSubstr("[while_loop] cond_fn's result must be a bool scalar, not float32 []"));
 }
 
+// A body with a side effect makes TensorFlow's stateful If, which runs when nothing reads it and
+// is written back as "If" with the side effect a control_ret.
+TEST(CondWhileTest, BodiesWithSideEffectsMakeStatefulNodes) {
+  Graph g;
+  Tensor p;
+  Operation check;
+  {
+    auto scope = g.as_default();
+    p = placeholder(DType::kBool, {}, "p");
+    const Tensor x = constant(Tensor{1.f, 2.f}, "x");
+    cond(p, [&] { assert_that(less(reduce_sum(x), 0.f), {x}, "x must be negative"); return x; }, [&] { return x; });
+  }
+  const Operation if_op = g.get_operation_by_name("cond");
+  EXPECT_EQ(if_op.type(), "If");
+  const GraphDef def = to_graph_def(g);
+  bool has_control_ret = false;
+  for (const auto& f : def.library().function()) has_control_ret = has_control_ret || f.control_ret_size() == 1;
+  EXPECT_TRUE(has_control_ret);
+  for (const Graph& graph : {g, graph_from_graph_def(def)}) {
+    Session sess(graph);
+    const Operation target = graph.get_operation_by_name("cond");
+    sess.run(std::vector<Fetch>{target}, {{graph.get_tensor_by_name("p:0"), Tensor(false)}});
+    EXPECT_THAT(error_of<InvalidArgumentError>(
+                    [&] { sess.run(std::vector<Fetch>{target}, {{graph.get_tensor_by_name("p:0"), Tensor(true)}}); }),
+                HasSubstr("assertion failed: [x must be negative] [1 2]"));
+  }
+}
+
+// Random ops in a body draw new numbers on every run of a Session, whatever it fetches.
+TEST(CondWhileTest, RandomOpsInBodiesDrawNewNumbersEachRun) {
+  Graph g;
+  Tensor r, doubled;
+  {
+    auto scope = g.as_default();
+    const Tensor p = constant(Tensor(true), "p");
+    r = cond(p, [] { return random_uniform({4}); }, [] { return zeros({4}); });
+    doubled = r * 2.f;
+  }
+  Session sess(g);
+  const std::vector<float> a = sess.run(r).to_vector<float>(), b = sess.run(r).to_vector<float>();
+  const std::vector<float> c = sess.run(std::vector<Fetch>{r, doubled})[0].to_vector<float>();
+  EXPECT_NE(a, b);
+  EXPECT_NE(b, c);
+  EXPECT_NE(a, c);
+}
+
+// freeze() keeps the functions the nodes run: the frozen graph imports and gives the same value.
+TEST(CondWhileTest, FrozenGraphsKeepTheirFunctions) {
+  Variable w(Tensor{2.f, 3.f}, "w");
+  Graph g;
+  Tensor x, y;
+  {
+    auto scope = g.as_default();
+    x = placeholder(DType::kFloat32, {2}, "x");
+    y = cond(greater(reduce_sum(x), 0.f), [&] { return x * w; }, [&] { return x; });
+  }
+  Session sess(g);
+  const FrozenGraph frozen = freeze(g, &sess, {y});
+  Session served(frozen.graph);
+  EXPECT_EQ(served.run(frozen.outputs[0], {{frozen.graph.get_tensor_by_name("x:0"), Tensor{1.f, 1.f}}}).to_vector<float>(),
+            (std::vector<float>{2.f, 3.f}));
+}
+
+// Graph gradients through the nodes are not built: an error naming the node, not a zero.
+TEST(CondWhileTest, GraphGradientsThroughTheNodesAreNotFoundErrors) {
+  auto traced = function([](const Tensor& x) { return piecewise(x); });
+  const Tensor x{1.f, 2.f};
+  GradientTape tape;
+  tape.watch(x);
+  const Tensor y = traced(x);
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{2.f, 4.f}));
+  EXPECT_THAT(error_of<NotFoundError>([&] { tape.gradient(y, x); }),
+              HasSubstr("No gradient is defined for node 'cond' (StatelessIf)"));
+}
+
 // The deploy story: a traced model with cond and while_loop saved as a bundle (its GraphDef's
 // library holds the bodies as TensorFlow FunctionDefs), loaded and served with the eager values.
 TEST(CondWhileTest, ModelsWithControlFlowSaveLoadAndServe) {

@@ -292,34 +292,48 @@ TEST(GraphDefFunctionalTest, BadFunctionalNodesAreTypedErrorsThatLeaveTheGraphAs
   EXPECT_EQ(g.num_nodes(), 0);
 }
 
+// The functions of a chain: <prefix>0 runs <prefix>1 through an If (both branches), ... and the
+// last runs `last` (a function's name), or returns its argument when `last` is empty.
+std::string chain_functions(const std::string& prefix, int depth, const std::string& last) {
+  std::string lib;
+  for (int k = 0; k < depth; ++k) {
+    const std::string next = k == depth - 1 ? last : absl::StrCat(prefix, k + 1);
+    lib += absl::StrCat(R"pb(function { signature { name: ")pb", prefix, k, R"pb(" input_arg { name: "x" type: DT_FLOAT } output_arg { name: "y" type: DT_FLOAT } }
+      )pb", next.empty() ? "" : absl::StrCat(float_const("one", 1), R"pb(
+      node_def { name: "p" op: "Greater" input: "x" input: "one:output:0" attr { key: "T" value { type: DT_FLOAT } } }
+      node_def { name: "if" op: "If" input: "p:z:0" input: "x" attr { key: "Tcond" value { type: DT_BOOL } }
+                 attr { key: "Tin" value { list { type: DT_FLOAT } } } attr { key: "Tout" value { list { type: DT_FLOAT } } }
+                 attr { key: "then_branch" value { func { name: ")pb", next, R"pb(" } } }
+                 attr { key: "else_branch" value { func { name: ")pb", next, R"pb(" } } } })pb"),
+      R"pb( ret { key: "y" value: ")pb", next.empty() ? "x" : "if:output:0", "\" } }\n");
+  }
+  return lib;
+}
+std::string chain(int depth, bool loop) {
+  return absl::StrCat(kPlaceholders, R"pb(node { name: "top" op: "g0" input: "x" } library { )pb",
+                      chain_functions("g", depth, loop ? "g0" : ""), " }");
+}
+
 // Functions that run themselves, and chains nested past the limit, are refused before any graph
 // changes (a hostile GraphDef cannot make the import recurse without bound).
 TEST(GraphDefFunctionalTest, RecursionAndDeepNestingAreRefused) {
-  auto chain = [](int depth, bool loop) {
-    std::string lib;
-    for (int k = 0; k < depth; ++k) {
-      const std::string next = loop && k == depth - 1 ? "g0" : absl::StrCat("g", k + 1);
-      const bool last = !loop && k == depth - 1;
-      lib += absl::StrCat(R"pb(function { signature { name: "g)pb", k, R"pb(" input_arg { name: "x" type: DT_FLOAT } output_arg { name: "y" type: DT_FLOAT } }
-        )pb", last ? "" : absl::StrCat(float_const("one", 1), R"pb(
-        node_def { name: "p" op: "Greater" input: "x" input: "one:output:0" attr { key: "T" value { type: DT_FLOAT } } }
-        node_def { name: "if" op: "If" input: "p:z:0" input: "x" attr { key: "Tcond" value { type: DT_BOOL } }
-                   attr { key: "Tin" value { list { type: DT_FLOAT } } } attr { key: "Tout" value { list { type: DT_FLOAT } } }
-                   attr { key: "then_branch" value { func { name: ")pb", next, R"pb(" } } }
-                   attr { key: "else_branch" value { func { name: ")pb", next, R"pb(" } } } })pb"),
-        R"pb( ret { key: "y" value: ")pb", last ? "x" : "if:output:0", "\" } }\n");
-    }
-    return absl::StrCat(kPlaceholders, R"pb(node { name: "top" op: "g0" input: "x" } library { )pb", lib, " }");
-  };
   Graph g;
   EXPECT_THAT(error_of<InvalidArgumentError>([&] { import_graph_def(g, graph_def_from_text(chain(3, true))); }),
               AllOf(HasSubstr("[import_graph_def] node 'top/if' (If): function 'g1': node 'f/if' (If): function 'g2': "),
                     HasSubstr("function 'g1' runs itself (through g1 -> g2 -> g0); tapeflow cannot import recursion")));
   EXPECT_THAT(error_of<InvalidArgumentError>([&] { import_graph_def(g, graph_def_from_text(chain(40, false))); }),
               HasSubstr("functions run by If, While and Case nest more than 32 deep"));
+  // A body built once and reused deep inside another nest counts its whole depth: "h" (20 deep)
+  // imports first, then "k" (20 deep) runs it from its last function, 40 deep.
+  const std::string two_chains = absl::StrCat(kPlaceholders, R"pb(
+      node { name: "a" op: "h0" input: "x" } node { name: "b" op: "k0" input: "x" }
+      library { )pb", chain_functions("h", 20, ""), chain_functions("k", 20, "h0"), " }");
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] { import_graph_def(g, graph_def_from_text(two_chains)); }),
+              HasSubstr("nest more than 32 deep"));
   EXPECT_EQ(g.num_nodes(), 0);
-  // Within the limits the same chain imports; each function is built once per argument specs.
-  Graph ok = graph_from_graph_def(graph_def_from_text(chain(10, false)));
+  // Within the limits a chain imports and runs; its functions, each run by both branches of the
+  // If above, are built and compiled once each (not 2^30 times).
+  Graph ok = graph_from_graph_def(graph_def_from_text(chain(30, false)));
   Session sess(ok);
   EXPECT_EQ(sess.run(ok.get_tensor_by_name("top:0"), {{ok.get_tensor_by_name("x:0"), Tensor{5.f, -5.f}}}).to_vector<float>(),
             (std::vector<float>{5.f, -5.f}));
