@@ -23,22 +23,29 @@
 //   sess.run(g.get_tensor_by_name("Identity:0"), {{g.get_tensor_by_name("x:0"), x}});
 //
 // Note [Functional control flow]
-// - Each function a node runs is a FunctionBody: the function imported into a graph of its own,
-//   its arguments Placeholders with the node's input dtypes and shapes (a While's: its loop
-//   variables' shapes, from output_shapes where TensorFlow wrote them), its results the
-//   IdentityN that inlining a call leaves (Note [Inlined function calls]). Nested If / While
-//   nodes in a body get bodies of their own; a function that runs itself, nesting deeper than
-//   kMaxFunctionNesting, or bodies of more than kMaxFunctionNodes nodes in all, are errors.
-// - A Session compiles each body into a plan of its own and runs it sequentially inside the
-//   node's step, with per-plan random counters. If runs then_branch when its condition is true
-//   (TensorFlow's rule: a scalar is true when nonzero or a non-empty string, any other tensor
-//   when it has elements), Case branches[i] (the last one when i is out of range), While its
-//   body while cond is true, checking each iteration's values against the loop variables'
-//   dtypes and shapes and the run's RunOptions::timeout_in_ms (a loop from an untrusted graph
-//   need not end).
-// - Variables are not passed into bodies (TensorFlow passes resource handles; a frozen graph
-//   has none): a DT_RESOURCE argument, or a variable op in a body, is an UnimplementedError.
-// - The tape does not differentiate these nodes: they come from inference graphs.
+// - Each function a node runs is a FunctionBody: a graph of its own whose argument Placeholders
+//   have the node's input dtypes and shapes (a While's: its loop variables' shapes, from
+//   output_shapes where TensorFlow wrote them) and whose results are the function's.
+//   import_graph_def builds one from a FunctionDef (the call inlined into that graph, Note
+//   [Inlined function calls]; one body per function, attrs and argument specs, reused); cond and
+//   while_loop trace one from a C++ function. A function that runs itself, bodies nested deeper
+//   than kMaxFunctionNesting (counted through reused bodies), or more than kMaxFunctionNodes
+//   nodes or kMaxFunctionBytes bytes of bodies in one import are errors before the graph changes.
+// - A Session compiles each body once per plan into a plan of its own (shared by every node that
+//   runs it) and runs it sequentially inside the node's step; a body's random ops keep their own
+//   counters in the Session. If runs then_branch when its condition is true (TensorFlow's rule:
+//   a scalar is true when nonzero, any other tensor when it has elements), Case branches[i] (the
+//   last one when i is out of range), While its body while cond is true. Each body's arguments,
+//   each iteration's values and the results are checked against their dtypes and shapes; the
+//   run's RunOptions::timeout_in_ms holds inside bodies and between iterations (a loop from an
+//   untrusted graph need not end).
+// - Variables are not passed into bodies (TensorFlow passes resource handles; a frozen graph has
+//   none): an imported DT_RESOURCE argument or variable op in a body is an UnimplementedError; a
+//   traced body's variable reads happen before the node (above).
+// - A body with side effects (Print, Assert) makes a stateful If / While, which runs even when
+//   nothing reads it; otherwise the node is StatelessIf / StatelessWhile.
+// - Graph gradients through these nodes are not built (gradients() names the node); eagerly the
+//   tape differentiates the branch that ran.
 #pragma once
 
 #include <functional>

@@ -3,18 +3,20 @@
 #include "graph/graph_def_functional.h"
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "core/errors.h"
 #include "graph/graph_ops.h"
 
@@ -90,6 +92,20 @@ absl::StatusOr<std::shared_ptr<const FunctionBody>> build_new_body(const proto::
 absl::StatusOr<std::shared_ptr<const FunctionBody>> build_body(const proto::NameAttrList& func,
                                                                absl::Span<const TensorSpec> args, std::source_location loc) {
   BodyBuilds& b = *current_builds;
+  // TensorFlow's function and attr names (and valid UTF-8, which protobuf wants before it
+  // serialises the key below).
+  auto valid = [](std::string_view name, bool attr) {
+    if (name.empty()) return false;
+    for (char c : name)
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || (!attr && (c == '.' || c == '-' || c == '/'))))
+        return false;
+    return true;
+  };
+  bool names_valid = valid(func.name(), false);
+  for (const auto& [key, value] : func.attr()) names_valid = names_valid && valid(key, true);
+  if (!names_valid)
+    return absl::InvalidArgumentError(absl::StrCat("function '", absl::CHexEscape(func.name()),
+                                                   "' (or one of its attr names) is not a valid name"));
   const std::string key = absl::StrCat(deterministic_bytes(func), "|", specs_key(args));
   auto nested = [&](int height) -> absl::Status {  // this body, `height` levels tall, inside the stack
     if (b.stack.size() + static_cast<size_t>(height) > static_cast<size_t>(kMaxFunctionNesting))

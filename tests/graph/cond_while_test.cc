@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "graph/graph_def.h"
@@ -78,6 +79,36 @@ TEST(CondWhileTest, InAGraphTheyAddStatelessIfAndStatelessWhileNodes) {
   EXPECT_EQ(r[0].to_vector<float>(), (std::vector<float>{64.f, 128.f}));
   EXPECT_EQ(r[1].item<int32_t>(), 6);
   EXPECT_EQ(sess.run(count, {{x, Tensor{-1.f, 0.f}}}).item<int32_t>(), 20);
+}
+
+// One Session, many threads: each run takes its own branch and loop count.
+TEST(CondWhileTest, ConcurrentRunsOfOneSessionAgree) {
+  Graph g;
+  Tensor x, big, count;
+  {
+    auto scope = g.as_default();
+    x = placeholder(DType::kFloat32, {2}, "x");
+    const std::vector<Tensor> r = double_until_large(piecewise(x));
+    big = r[0];
+    count = r[1];
+  }
+  Session sess(g);
+  std::vector<std::thread> threads;
+  std::vector<int> ok(8, 0);
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      const Tensor in{static_cast<float>(t) - 3.f, 1.f};
+      const std::vector<Tensor> want = double_until_large(piecewise(in));
+      bool same = true;
+      for (int k = 0; k < 20; ++k) {
+        const std::vector<Tensor> got = sess.run({big, count}, {{x, in}});
+        same = same && got[0].to_vector<float>() == want[0].to_vector<float>() &&
+               got[1].item<int32_t>() == want[1].item<int32_t>();
+      }
+      ok[static_cast<size_t>(t)] = same;
+    });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(ok, std::vector<int>(8, 1));
 }
 
 // The user's story: eager code with data-dependent control flow, traced without rewriting it,

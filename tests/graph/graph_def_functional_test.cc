@@ -273,6 +273,8 @@ TEST(GraphDefFunctionalTest, BadFunctionalNodesAreTypedErrorsThatLeaveTheGraphAs
                                    "key: \"Tin\" value { list { type: DT_RESOURCE } }"));
               }),
               HasSubstr("passes a resource (a variable); freeze the graph first"));
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] { import(replace_all(cond_graph(), "\"cond_true_7\" } } }", "\"no good\" } } }")); }),
+              HasSubstr("function 'no good' (or one of its attr names) is not a valid name"));
   // An op tapeflow lacks inside a function: named with its function.
   EXPECT_THAT(error_of<NotFoundError>([&] { import(replace_all(cond_graph(), "op: \"Sub\"", "op: \"Frobnicate\"")); }),
               AllOf(HasSubstr("node 'cond' (StatelessIf): function 'cond_false_8'"), HasSubstr("Frobnicate (node f/r)")));
