@@ -236,6 +236,7 @@ std::vector<Tensor> cond(const Tensor& pred, const BranchFn& true_fn, const Bran
   check_pred(pred, "cond", "the predicate", loc);
   GraphBuildingContext* ctx = current_graph_context();
   if (ctx == nullptr) return truth_value(pred) ? true_fn() : false_fn();
+  register_functional_gradients();
   const int64_t id = next_body_id++;
   auto branch = [&](const BranchFn& fn) { return LoopBodyFn([&](const std::vector<Tensor>&) { return fn(); }); };
   std::vector<Traced> traced;

@@ -44,8 +44,9 @@
 //   traced body's variable reads happen before the node (above).
 // - A body with side effects (Print, Assert) makes a stateful If / While, which runs even when
 //   nothing reads it; otherwise the node is StatelessIf / StatelessWhile.
-// - Graph gradients through these nodes are not built (gradients() names the node); eagerly the
-//   tape differentiates the branch that ran.
+// - Graph gradients through If recompute the branch that ran (Note [If gradient]); through
+//   While and Case they are not built (gradients() names the node). Eagerly the tape
+//   differentiates the functions that ran.
 #pragma once
 
 #include <functional>
@@ -127,6 +128,10 @@ using LoopBodyFn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)
 std::vector<Tensor> while_loop(const LoopCondFn& cond_fn, const LoopBodyFn& body_fn, std::vector<Tensor> loop_vars,
                                const WhileOptions& options = {},
                                std::source_location loc = std::source_location::current());
+
+// Registers the gradient of If and StatelessIf (graph/functional_gradient.cc, Note [If
+// gradient]); cond() and import_graph_def call it.
+void register_functional_gradients();
 
 // TensorFlow's truth value of If's condition and While's cond result.
 bool truth_value(const Tensor& t);

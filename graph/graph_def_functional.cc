@@ -362,6 +362,7 @@ FunctionBodyScope::~FunctionBodyScope() {
 absl::StatusOr<PlannedFunctional> plan_functional_node(const proto::NodeDef& nd, const OpDef& op,
                                                        absl::Span<const TensorSpec> inputs, std::source_location loc) {
   PlannedFunctional p;
+  register_functional_gradients();
   const FunctionalKind kind = functional_kind(&op);
   if (kind == FunctionalKind::kWhile) {
     TF_ASSIGN_OR_RETURN(std::optional<std::vector<DType>> t, types_attr(nd, "T"));

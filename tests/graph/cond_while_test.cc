@@ -253,16 +253,52 @@ TEST(CondWhileTest, FrozenGraphsKeepTheirFunctions) {
             (std::vector<float>{2.f, 3.f}));
 }
 
-// Graph gradients through the nodes are not built: an error naming the node, not a zero.
-TEST(CondWhileTest, GraphGradientsThroughTheNodesAreNotFoundErrors) {
-  auto traced = function([](const Tensor& x) { return piecewise(x); });
-  const Tensor x{1.f, 2.f};
+// Graph gradients through an If recompute the branch that ran (Note [If gradient]): a traced
+// function's gradients, in the tensors and in a variable read inside a branch, are the eager
+// tape's. Through a While they are not built: an error naming the node, not a zero.
+TEST(CondWhileTest, GradientsThroughCondMatchTheEagerTape) {
+  Variable w(Tensor{0.5f, -2.f}, "w");
+  auto f = [&](const Tensor& x) {
+    return reduce_sum(cond(greater(reduce_sum(x), 0.f), [&] { return x * x * w; }, [&] { return x + w * 3.f; }));
+  };
+  auto traced = function(f);
+  for (const Tensor& x : {Tensor{1.f, 2.f}, Tensor{-1.f, -2.f}}) {
+    std::vector<Tensor> eager, graph;
+    {
+      GradientTape tape;
+      tape.watch(x);
+      const Tensor y = f(x);
+      eager = tape.gradient(y, std::vector<Source>{x, w});
+    }
+    {
+      GradientTape tape;
+      tape.watch(x);
+      const Tensor y = traced(x);
+      graph = tape.gradient(y, std::vector<Source>{x, w});
+    }
+    EXPECT_EQ(graph[0].to_vector<float>(), eager[0].to_vector<float>());
+    EXPECT_EQ(graph[1].to_vector<float>(), eager[1].to_vector<float>());
+  }
+  // gradients() in a graph, the branch chosen at run time.
+  Graph g;
+  Tensor x, p, dx;
+  {
+    auto scope = g.as_default();
+    x = placeholder(DType::kFloat32, {2}, "x");
+    p = placeholder(DType::kBool, {}, "p");
+    dx = gradients({cond(p, [&] { return x * x; }, [&] { return x * 5.f; })}, {x})[0];
+  }
+  Session sess(g);
+  EXPECT_EQ(sess.run(dx, {{x, Tensor{1.f, 3.f}}, {p, Tensor(true)}}).to_vector<float>(), (std::vector<float>{2.f, 6.f}));
+  EXPECT_EQ(sess.run(dx, {{x, Tensor{1.f, 3.f}}, {p, Tensor(false)}}).to_vector<float>(), (std::vector<float>{5.f, 5.f}));
+
+  auto looping = function([](const Tensor& v) { return double_until_large(v)[0]; });
+  const Tensor v{1.f, 2.f};
   GradientTape tape;
-  tape.watch(x);
-  const Tensor y = traced(x);
-  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{2.f, 4.f}));
-  EXPECT_THAT(error_of<NotFoundError>([&] { tape.gradient(y, x); }),
-              HasSubstr("No gradient is defined for node 'cond' (StatelessIf)"));
+  tape.watch(v);
+  const Tensor y = looping(v);
+  EXPECT_THAT(error_of<NotFoundError>([&] { tape.gradient(y, v); }),
+              HasSubstr("No gradient is defined for node 'while' (StatelessWhile)"));
 }
 
 // The deploy story: a traced model with cond and while_loop saved as a bundle (its GraphDef's

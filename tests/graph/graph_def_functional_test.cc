@@ -83,6 +83,22 @@ TEST(GraphDefFunctionalTest, IfRunsTheBranchItsConditionPicks) {
   EXPECT_EQ(run_out(g, Tensor{1.5f, -3.f}, {{p, Tensor(false)}}).to_vector<float>(), (std::vector<float>{0.5f, -4.f}));
 }
 
+// An imported If is differentiated through the branch its condition (an int32 here) picks.
+TEST(GraphDefFunctionalTest, GradientsFlowThroughAnImportedIf) {
+  std::string text = cond_graph("If", "n", "DT_INT32");
+  text.insert(0, R"pb(node { name: "n" op: "Placeholder" attr { key: "dtype" value { type: DT_INT32 } } attr { key: "shape" value { shape { } } } })pb");
+  Graph g = graph_from_graph_def(graph_def_from_text(text));
+  Tensor dx;
+  {
+    auto scope = g.as_default();
+    dx = gradients({g.get_tensor_by_name("out:0")}, {g.get_tensor_by_name("x:0")})[0];
+  }
+  Session sess(g);
+  const Tensor x = g.get_tensor_by_name("x:0"), n = g.get_tensor_by_name("n:0");
+  EXPECT_EQ(sess.run(dx, {{x, Tensor{1.f, 2.f}}, {n, Tensor(int32_t{4})}}).to_vector<float>(), (std::vector<float>{2.f, 2.f}));
+  EXPECT_EQ(sess.run(dx, {{x, Tensor{1.f, 2.f}}, {n, Tensor(int32_t{0})}}).to_vector<float>(), (std::vector<float>{1.f, 1.f}));
+}
+
 // TensorFlow's truth value: a nonzero number, or a non-scalar with elements.
 TEST(GraphDefFunctionalTest, IfConditionsFollowTensorFlowsTruthValue) {
   std::string text = cond_graph("If", "n", "DT_INT32");
