@@ -292,6 +292,22 @@ TEST(CondWhileTest, GradientsThroughCondMatchTheEagerTape) {
   EXPECT_EQ(sess.run(dx, {{x, Tensor{1.f, 3.f}}, {p, Tensor(true)}}).to_vector<float>(), (std::vector<float>{2.f, 6.f}));
   EXPECT_EQ(sess.run(dx, {{x, Tensor{1.f, 3.f}}, {p, Tensor(false)}}).to_vector<float>(), (std::vector<float>{5.f, 5.f}));
 
+  // Second order: the gradient's If is differentiated the same way (d2/dx2 of x^3 is 6x).
+  auto cubic = function([](const Tensor& v) {
+    return reduce_sum(cond(greater(reduce_sum(v), 0.f), [&] { return v * v * v; }, [&] { return v * 2.f; }));
+  });
+  const Tensor at{1.f, 2.f};
+  GradientTape outer;
+  outer.watch(at);
+  Tensor first;
+  {
+    GradientTape inner;
+    inner.watch(at);
+    first = inner.gradient(cubic(at), at);
+  }
+  EXPECT_EQ(first.to_vector<float>(), (std::vector<float>{3.f, 12.f}));
+  EXPECT_EQ(outer.gradient(reduce_sum(first), at).to_vector<float>(), (std::vector<float>{6.f, 12.f}));
+
   auto looping = function([](const Tensor& v) { return double_until_large(v)[0]; });
   const Tensor v{1.f, 2.f};
   GradientTape tape;
