@@ -62,6 +62,13 @@ expect_ok "show" "written by tapeflow ${version#tapeflow }" "signatures (2):" "a
 grep -Eq '^  MatMul +1$' "$tmp/last_stdout" || fail "show: no 'MatMul 1' op count line"
 grep -Eq '^graph: [0-9]+ nodes, [0-9]+ op types$' "$tmp/last_stdout" || fail "show: no node count line"
 
+# A bundle with cond and while_loop: its functions are listed, and it runs to the eager result.
+expect_ok "show, control flow" "StatelessIf" "StatelessWhile" "functions (4):" "tapeflow_while_body_" -- "$tf" show "$tmp/looped"
+grep -Eq '^  tapeflow_cond_true_[0-9]+ +[0-9]+ nodes?$' "$tmp/last_stdout" || fail "show: no function line for the cond"
+expect_ok "run, control flow" "output_0: float32 [2,3] -> $tmp/looped.npy" -- \
+  "$tf" run "$tmp/looped" --input "$tmp/x.npy" --output output_0="$tmp/looped.npy"
+cmp -s "$tmp/looped.npy" "$tmp/expected_looped.npy" || fail "run: the control-flow bundle's output differs from the eager result"
+
 # ---- run ----
 expect_ok "run, printed" "output_0: " "9.5" "11.5" "-3.5" "-4.5" "output_1: " -- \
   "$tf" run "$m" --input args_0="$tmp/x.npy"

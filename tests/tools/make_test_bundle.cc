@@ -45,8 +45,18 @@ int main(int argc, char** argv) {
                {.overwrite = true});
     auto outer = function([](const Tensor& v) { return reshape(v, {-1, 1}) + reshape(v, {1, -1}); }, {.name = "outer"});
     save_model(out + "/outer", {{"serve", outer.get_concrete_function({{DType::kInt32, {-1}}})}}, {.overwrite = true});
+    // Control flow decided at run time (cond, while_loop): the bundle's library holds the bodies.
+    auto looped_fn = [](const Tensor& v) {
+      const Tensor h = cond(greater(reduce_sum(v), 0.f), [&] { return v * 2.f; }, [&] { return v; });
+      return while_loop([](const std::vector<Tensor>& s) { return less(reduce_sum(s[0]), 100.f); },
+                        [](const std::vector<Tensor>& s) { return std::vector<Tensor>{s[0] * 2.f}; }, {h},
+                        {.maximum_iterations = 10})[0];
+    };
+    auto looped = function(looped_fn, {.name = "looped"});
+    save_model(out + "/looped", {{"serve", looped.get_concrete_function({{DType::kFloat32, {-1, 3}}})}}, {.overwrite = true});
     const Tensor x({{1.f, 1.f, 1.f}, {1.f, 0.f, -1.f}});
     write_npy(x, out + "/x.npy");
+    write_npy(looped_fn(x), out + "/expected_looped.npy");
     const Tensor y = model(x);
     write_npy(y, out + "/expected_output_0.npy");
     write_npy(argmax(y, 1), out + "/expected_output_1.npy");

@@ -19,7 +19,8 @@ Describes the saved model in DIR (a directory written by save_model):
   - the tapeflow version that wrote it;
   - each signature with its inputs and outputs: name, dtype, shape (? = any size) and the
     graph tensor it stands for;
-  - the graph's node count and its op types with their counts;
+  - the graph's node count and its op types with their counts, and the functions its If,
+    While and Case nodes run (cond, while_loop);
   - the stored tensors (variables, and tensors the traced function captured) with their
     dtypes, shapes and sizes in bytes.
 The whole bundle is loaded and checked first: a bundle that shows is one load_model loads.
@@ -75,6 +76,15 @@ int show_main(const Args& args, std::ostream& out) {
   size_t width = 0;
   for (const auto& [op, n] : op_counts) width = std::max(width, op.size());
   for (const auto& [op, n] : op_counts) out << absl::StrFormat("  %-*s %6d\n", static_cast<int>(width), op, n);
+  // The functions If / While / Case nodes run (cond, while_loop), with their node counts.
+  if (def.library().function_size() > 0) {
+    out << "\nfunctions (" << def.library().function_size() << "):\n";
+    width = 0;
+    for (const auto& f : def.library().function()) width = std::max(width, f.signature().name().size());
+    for (const auto& f : def.library().function())
+      out << absl::StrFormat("  %-*s %6d node%s\n", static_cast<int>(width), f.signature().name(), f.node_def_size(),
+                             f.node_def_size() == 1 ? "" : "s");
+  }
 
   int64_t total = 0;
   width = 0;
