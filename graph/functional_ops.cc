@@ -66,11 +66,30 @@ int case_branch(const Tensor& index, int branches) {
   return i >= 0 && i < branches ? i : branches - 1;
 }
 
+std::vector<TensorSpec> arg_specs(const FunctionBody& body) {
+  std::vector<TensorSpec> out;
+  for (const TensorRef& a : body.args) out.push_back(body.graph.state()->node(a.node).outputs[0]);
+  return out;
+}
+
+std::vector<TensorSpec> result_specs(const FunctionBody& body) {
+  std::vector<TensorSpec> out;
+  for (const TensorRef& r : body.results) out.push_back(body.graph.state()->node(r.node).outputs[static_cast<size_t>(r.index)]);
+  return out;
+}
+
 // ---- cond and while_loop ----
 
 namespace {
 
 std::atomic<int64_t> next_body_id{1};
+
+// A Placeholder of `spec` in the context's graph.
+TensorRef add_placeholder(GraphBuildingContext& ctx, const TensorSpec& spec, std::string_view name, std::source_location loc) {
+  return TensorRef{ctx.add_op(kPlaceholderOp, {}, AttrMap{{"dtype", spec.dtype}, {"shape", spec.shape}},
+                              single_output(spec.dtype, spec.shape), loc, name),
+                   0};
+}
 
 // The context a body is traced in (Note [Functional control flow]): tensors of the graph around
 // it become arguments (captures), a variable is read around it and passed in, side effects
@@ -114,11 +133,9 @@ class BodyContext final : public GraphBuildingContext {
     const SymbolicRef& s = outer.symbolic();
     const auto key = std::make_tuple(s.graph.get(), s.node, s.output);
     if (const auto it = index_.find(key); it != index_.end()) return placeholders_[it->second];
-    const int id = add_op(kPlaceholderOp, {}, AttrMap{{"dtype", outer.dtype()}, {"shape", outer.shape()}},
-                          single_output(outer.dtype(), outer.shape()), loc, "capture");
     index_.emplace(key, placeholders_.size());
     captured_.push_back(outer);
-    placeholders_.push_back(TensorRef{id, 0});
+    placeholders_.push_back(add_placeholder(*this, TensorSpec{outer.dtype(), outer.shape()}, "capture", loc));
     return placeholders_.back();
   }
 
@@ -145,10 +162,8 @@ Traced trace_body(const std::string& name, const std::vector<TensorSpec>& args, 
   ContextGuard guard(&ctx);
   std::vector<Tensor> values;
   for (size_t k = 0; k < args.size(); ++k) {
-    const int id = ctx.add_op(kPlaceholderOp, {}, AttrMap{{"dtype", args[k].dtype}, {"shape", args[k].shape}},
-                              single_output(args[k].dtype, args[k].shape), loc, absl::StrCat("arg_", k));
-    t.body->args.push_back(TensorRef{id, 0});
-    values.push_back(t.body->graph.state()->tensor(TensorRef{id, 0}));
+    t.body->args.push_back(add_placeholder(ctx, args[k], absl::StrCat("arg_", k), loc));
+    values.push_back(t.body->graph.state()->tensor(t.body->args.back()));
   }
   const std::vector<Tensor> results = fn(values);
   for (size_t k = 0; k < results.size(); ++k) t.body->results.push_back(ctx.input_ref(results[k], static_cast<int>(k), api, loc));
@@ -172,22 +187,13 @@ std::vector<Tensor> unite_captures(std::vector<Traced>& traced, std::source_loca
     for (size_t k = 0; k < t.captured.size(); ++k) placeholder_of[index.at(key(t.captured[k]))] = t.capture_placeholders[k];
     GraphBuildingContext adder(t.body->graph, nullptr);
     for (size_t k = 0; k < all.size(); ++k) {
-      if (placeholder_of[k].node < 0) {
-        const int id = adder.add_op(kPlaceholderOp, {}, AttrMap{{"dtype", all[k].dtype()}, {"shape", all[k].shape()}},
-                                    single_output(all[k].dtype(), all[k].shape()), loc, "capture");
-        placeholder_of[k] = TensorRef{id, 0};
-      }
+      if (placeholder_of[k].node < 0)
+        placeholder_of[k] = add_placeholder(adder, TensorSpec{all[k].dtype(), all[k].shape()}, "capture", loc);
       t.body->args.push_back(placeholder_of[k]);
     }
     t.capture_placeholders = std::move(placeholder_of);
   }
   return all;
-}
-
-std::vector<TensorSpec> result_specs(const FunctionBody& body) {
-  std::vector<TensorSpec> out;
-  for (const TensorRef& r : body.results) out.push_back(body.graph.state()->node(r.node).outputs[static_cast<size_t>(r.index)]);
-  return out;
 }
 
 void check_pred(const Tensor& pred, const char* api, const char* what, std::source_location loc) {

@@ -92,6 +92,9 @@ struct FunctionBody {
   // The FunctionDef it was imported from (null for a body tapeflow traced), for to_graph_def.
   std::shared_ptr<const FunctionDefSource> source;
 };
+// The specs of a body's arguments and of its results, in order.
+std::vector<TensorSpec> arg_specs(const FunctionBody& body);
+std::vector<TensorSpec> result_specs(const FunctionBody& body);
 
 // ---- the API ----
 

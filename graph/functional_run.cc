@@ -101,9 +101,7 @@ std::vector<Tensor> run_functional(const FunctionalPlans& plans, const Node& nod
   const FunctionalKind kind = functional_kind(node.op);
   auto run_body = [&](size_t b, const std::vector<Tensor>& args) {
     const FunctionBody& body = *plans.bodies[b];
-    std::vector<TensorSpec> specs;
-    for (const TensorRef& a : body.args) specs.push_back(body.graph.state()->node(a.node).outputs[0]);
-    check_values(node, args, specs, absl::StrCat("the arguments of ", role_of(kind, b), " '", body.name, "'"));
+    check_values(node, args, arg_specs(body), absl::StrCat("the arguments of ", role_of(kind, b), " '", body.name, "'"));
     // The run's deadline holds inside the body too (its own run counts from its own start).
     std::optional<RunOptions> inner;
     if (deadline) {

@@ -290,13 +290,6 @@ absl::Status check_types(const char* attr, const std::optional<std::vector<DType
                                                  " [", absl::StrJoin(actual, ", "), "]"));
 }
 
-std::vector<TensorSpec> result_specs(const FunctionBody& body) {
-  std::vector<TensorSpec> out;
-  const GraphState& s = *body.graph.state();
-  for (const TensorRef& r : body.results) out.push_back(s.node(r.node).outputs[static_cast<size_t>(r.index)]);
-  return out;
-}
-
 // Output k of an If or Case: the dtype it declares, the shape output_shapes gives or else the
 // one every branch's result fits.
 absl::StatusOr<OutputSpecs> branch_outputs(const proto::NodeDef& nd, const std::vector<std::shared_ptr<const FunctionBody>>& branches,

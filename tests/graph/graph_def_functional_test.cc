@@ -174,8 +174,9 @@ TEST(GraphDefFunctionalTest, WhileRepeatsItsBodyWhileCondHolds) {
   EXPECT_EQ(run_out(g, Tensor{1.f, -0.5f}, {{n, Tensor(int32_t{0})}}).to_vector<float>(), (std::vector<float>{1.f, -0.5f}));
 }
 
-// output_shapes lets a loop variable change shape ([?] here): each iteration's value is checked
-// against it, and the loop's output has the declared shape.
+// output_shapes may relax a loop variable's shape ([?] here): the loop's output takes the declared
+// shape, and an input it does not allow is refused. (A loop variable that grows between
+// iterations: CondWhileTest.ShapeInvariantsLetALoopVariableChangeShape.)
 TEST(GraphDefFunctionalTest, WhileLoopVariablesTakeTheShapesOutputShapesAllows) {
   Graph g = graph_from_graph_def(graph_def_from_text(while_graph("dim { size: -1 }", "Mul")));
   EXPECT_EQ(g.get_tensor_by_name("while:4").shape(), (Shape{-1}));
