@@ -19,12 +19,14 @@
 #include <fstream>
 #include <limits>
 #include <mutex>
+#include <numeric>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/checked_size.h"
 #include "core/errors.h"
@@ -967,5 +969,51 @@ GraphDef read_graph_def(const std::string& path, std::source_location loc) {
     throw InvalidArgumentError(absl::StrCat("[read_graph_def] '", path, "': ", e.message()), loc);
   }
 }
+
+namespace graph_def_internal {
+
+absl::Status node_error(const proto::NodeDef& node, absl::StatusCode code, absl::string_view message) {
+  return absl::Status(code, absl::StrCat("[import_graph_def] node '", node.name(), "' (", node.op(), "): ", message));
+}
+
+absl::StatusOr<std::vector<int>> inputs_first_order(const proto::GraphDef& def, absl::Span<const int> first_edge,
+                                                    absl::FunctionRef<int(int)> src_of) {
+  const int n = def.node_size();
+  bool inputs_first = true;
+  for (int i = 0; i < n && inputs_first; ++i)
+    for (int k = first_edge[i]; k < first_edge[i + 1]; ++k) inputs_first &= src_of(k) < i;
+  if (inputs_first) {
+    std::vector<int> order(static_cast<size_t>(n));
+    std::iota(order.begin(), order.end(), 0);
+    return order;
+  }
+  // Kahn's algorithm over a CSR array of consumers.
+  std::vector<int> pending(static_cast<size_t>(n), 0), first_consumer(static_cast<size_t>(n) + 1, 0);
+  for (int i = 0; i < n; ++i) {
+    pending[i] = first_edge[i + 1] - first_edge[i];
+    for (int k = first_edge[i]; k < first_edge[i + 1]; ++k) ++first_consumer[src_of(k) + 1];
+  }
+  for (int i = 0; i < n; ++i) first_consumer[i + 1] += first_consumer[i];
+  std::vector<int> consumers(static_cast<size_t>(first_edge[n])), fill(first_consumer.begin(), first_consumer.end() - 1);
+  for (int i = 0; i < n; ++i)
+    for (int k = first_edge[i]; k < first_edge[i + 1]; ++k) consumers[fill[src_of(k)]++] = i;
+  std::vector<int> order;
+  order.reserve(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) if (pending[i] == 0) order.push_back(i);
+  for (size_t head = 0; head < order.size(); ++head) {
+    const int i = order[head];
+    for (int k = first_consumer[i]; k < first_consumer[i + 1]; ++k)
+      if (--pending[consumers[k]] == 0) order.push_back(consumers[k]);
+  }
+  if (static_cast<int>(order.size()) != n) {
+    std::vector<std::string> stuck;
+    for (int i = 0; i < n; ++i) if (pending[i] > 0) stuck.push_back(def.node(i).name());
+    return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] the GraphDef has a cycle; these nodes wait on "
+                                                   "each other: ", absl::StrJoin(stuck, ", ")));
+  }
+  return order;
+}
+
+}  // namespace graph_def_internal
 
 }  // namespace tapeflow

@@ -11,16 +11,12 @@
 #include "absl/strings/str_join.h"
 #include "core/errors.h"
 #include "graph/graph_def.h"
+#include "graph/graph_def_while_loops.h"
 #include "graph/graph_ops.h"
 
 namespace tapeflow::graph_def_internal {
 
 namespace {
-
-bool is_loop_type(std::string_view t) {
-  return t == "Enter" || t == "Exit" || t == "NextIteration" || t == "LoopCond" || t == "RefEnter" ||
-         t == "RefExit" || t == "RefNextIteration";
-}
 
 struct Input {
   int src = -1;
@@ -90,12 +86,12 @@ class Resolver {
     for (int i = 0; i < n; ++i) {
       if (!by_name_.emplace(def_.node(i).name(), i).second)
         return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] two nodes are named '", def_.node(i).name(), "'"));
-      if (is_loop_type(def_.node(i).op())) loops.push_back(absl::StrCat(def_.node(i).name(), " (", def_.node(i).op(), ")"));
+      if (is_v1_loop_type(def_.node(i).op())) loops.push_back(absl::StrCat(def_.node(i).name(), " (", def_.node(i).op(), ")"));
     }
     if (!loops.empty())
       return absl::UnimplementedError(absl::StrCat(
-          "[import_graph_def] the GraphDef has TensorFlow 1 while loops, which tapeflow does not import (it resolves "
-          "tf.cond's Switch and Merge only): ", absl::StrJoin(loops, ", ")));
+          "[import_graph_def] a function holds TensorFlow 1 while loops, which tapeflow reads only in a GraphDef's own "
+          "graph (Note [TF1 while loops]): ", absl::StrJoin(loops, ", ")));
     inputs_.resize(static_cast<size_t>(n));
     for (int i = 0; i < n; ++i) {
       for (const std::string& in : def_.node(i).input()) {

@@ -39,6 +39,7 @@ class FunctionBodyScope {
  public:
   explicit FunctionBodyScope(const proto::FunctionDefLibrary& library);
   ~FunctionBodyScope();
+  bool outermost() const { return owned_ != nullptr; }  // not a body's import inside another
   FunctionBodyScope(const FunctionBodyScope&) = delete;
   FunctionBodyScope& operator=(const FunctionBodyScope&) = delete;
 

@@ -19,6 +19,7 @@
 #include "graph/graph_def_composites.h"
 #include "graph/graph_def_control_flow.h"
 #include "graph/graph_def_functional.h"
+#include "graph/graph_def_while_loops.h"
 #include "eager/ops/cast.h"
 #include "graph/graph_ops.h"
 
@@ -142,8 +143,13 @@ class Importer {
   bool needs_tf1_rewrite() const {
     for (const auto& [type, op] : op_of_type_)
       if ((op == nullptr && graph_def_internal::is_v1_control_flow_type(std::string_view(type.data(), type.size()))) ||
-          op == &kAssertOp)
+          op == &kAssertOp || has_tf1_loops())
         return true;
+    return false;
+  }
+  bool has_tf1_loops() const {  // Note [TF1 while loops]
+    for (const auto& [type, op] : op_of_type_)
+      if (op == nullptr && graph_def_internal::is_v1_loop_type(std::string_view(type.data(), type.size()))) return true;
     return false;
   }
 
@@ -1073,52 +1079,6 @@ std::vector<ImportedElement> Importer::commit(std::string_view name) {
 
 }  // namespace
 
-namespace graph_def_internal {
-
-absl::Status node_error(const proto::NodeDef& node, absl::StatusCode code, absl::string_view message) {
-  return absl::Status(code, absl::StrCat("[import_graph_def] node '", node.name(), "' (", node.op(), "): ", message));
-}
-
-absl::StatusOr<std::vector<int>> inputs_first_order(const proto::GraphDef& def, absl::Span<const int> first_edge,
-                                                    absl::FunctionRef<int(int)> src_of) {
-  const int n = def.node_size();
-  bool inputs_first = true;
-  for (int i = 0; i < n && inputs_first; ++i)
-    for (int k = first_edge[i]; k < first_edge[i + 1]; ++k) inputs_first &= src_of(k) < i;
-  if (inputs_first) {
-    std::vector<int> order(static_cast<size_t>(n));
-    std::iota(order.begin(), order.end(), 0);
-    return order;
-  }
-  // Kahn's algorithm over a CSR array of consumers.
-  std::vector<int> pending(static_cast<size_t>(n), 0), first_consumer(static_cast<size_t>(n) + 1, 0);
-  for (int i = 0; i < n; ++i) {
-    pending[i] = first_edge[i + 1] - first_edge[i];
-    for (int k = first_edge[i]; k < first_edge[i + 1]; ++k) ++first_consumer[src_of(k) + 1];
-  }
-  for (int i = 0; i < n; ++i) first_consumer[i + 1] += first_consumer[i];
-  std::vector<int> consumers(static_cast<size_t>(first_edge[n])), fill(first_consumer.begin(), first_consumer.end() - 1);
-  for (int i = 0; i < n; ++i)
-    for (int k = first_edge[i]; k < first_edge[i + 1]; ++k) consumers[fill[src_of(k)]++] = i;
-  std::vector<int> order;
-  order.reserve(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) if (pending[i] == 0) order.push_back(i);
-  for (size_t head = 0; head < order.size(); ++head) {
-    const int i = order[head];
-    for (int k = first_consumer[i]; k < first_consumer[i + 1]; ++k)
-      if (--pending[consumers[k]] == 0) order.push_back(consumers[k]);
-  }
-  if (static_cast<int>(order.size()) != n) {
-    std::vector<std::string> stuck;
-    for (int i = 0; i < n; ++i) if (pending[i] > 0) stuck.push_back(def.node(i).name());
-    return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] the GraphDef has a cycle; these nodes wait on "
-                                                   "each other: ", absl::StrJoin(stuck, ", ")));
-  }
-  return order;
-}
-
-}  // namespace graph_def_internal
-
 // After an import of a rewritten GraphDef: the placeholders whose defaults chose branches may
 // not be fed, and their tensors (asked for after the caller's) leave the result.
 [[gnu::cold]] static void finish_tf1_rewrite(const Graph& graph, const graph_def_internal::ResolvedControlFlow& resolved,
@@ -1137,37 +1097,47 @@ static std::vector<ImportedElement> import_into(const Graph& graph, const GraphD
                                                 const std::map<std::string, Tensor>& input_map,
                                                 const std::vector<std::string>& return_elements, std::string_view name,
                                                 std::source_location loc) {
-  graph_def_internal::FunctionBodyScope bodies(library);  // Note [Functional control flow]
-  absl::StatusOr<std::optional<GraphDef>> inlined =  // Note [Inlined function calls]
-      inline_function_calls(graph_def, library, graph_def_internal::function_index(library));
-  throw_if_error(inlined.status(), loc);
-  // A GraphDef imports in one pass of this loop; a second runs only after the rewrite of
-  // TensorFlow 1's control flow and Asserts, when the first failed on them.
-  const GraphDef* def = *inlined ? &**inlined : &graph_def;
-  const std::map<std::string, Tensor>* map = &input_map;
-  const std::vector<std::string>* elements = &return_elements;
-  std::optional<graph_def_internal::ResolvedControlFlow> resolved;
-  std::vector<std::string> resolved_elements;
-  for (;;) {
-    Importer importer(graph, *def, library, *map, loc);
-    const absl::Status planned = importer.plan(*elements);
-    if (planned.ok()) {
-      std::vector<ImportedElement> out = importer.commit(name);
-      if (resolved) finish_tf1_rewrite(graph, *resolved, return_elements.size(), out);
-      return out;
+  std::optional<GraphDef> functionalized;  // Note [TF1 while loops]: imported after this scope
+  {
+    graph_def_internal::FunctionBodyScope bodies(library);  // Note [Functional control flow]
+    absl::StatusOr<std::optional<GraphDef>> inlined =  // Note [Inlined function calls]
+        inline_function_calls(graph_def, library, graph_def_internal::function_index(library));
+    throw_if_error(inlined.status(), loc);
+    // A GraphDef imports in one pass of this loop; a second runs only after the rewrite of
+    // TensorFlow 1's control flow and Asserts, when the first failed on them.
+    const GraphDef* def = *inlined ? &**inlined : &graph_def;
+    const std::map<std::string, Tensor>* map = &input_map;
+    const std::vector<std::string>* elements = &return_elements;
+    std::optional<graph_def_internal::ResolvedControlFlow> resolved;
+    std::vector<std::string> resolved_elements;
+    for (;;) {
+      Importer importer(graph, *def, library, *map, loc);
+      const absl::Status planned = importer.plan(*elements);
+      if (planned.ok()) {
+        std::vector<ImportedElement> out = importer.commit(name);
+        if (resolved) finish_tf1_rewrite(graph, *resolved, return_elements.size(), out);
+        return out;
+      }
+      if (resolved || !importer.needs_tf1_rewrite()) throw_if_error(planned, loc);
+      if (importer.has_tf1_loops() && bodies.outermost()) {  // its bodies are built from the new library
+        absl::StatusOr<GraphDef> f = graph_def_internal::functionalize_v1_while_loops(*def, library);
+        throw_if_error(f.status(), loc);
+        functionalized = *std::move(f);
+        break;
+      }
+      // Note [Control flow v1 in a GraphDef]: the branches chosen, the GraphDef imports without them.
+      absl::StatusOr<graph_def_internal::ResolvedControlFlow> r =
+          graph_def_internal::resolve_v1_control_flow(*def, input_map, return_elements);
+      throw_if_error(r.status(), loc);
+      resolved = *std::move(r);
+      def = &resolved->graph_def;
+      map = &resolved->input_map;
+      resolved_elements = resolved->return_elements;
+      for (const auto& d : resolved->decided_by_default) resolved_elements.push_back(d.tensor);
+      elements = &resolved_elements;
     }
-    if (resolved || !importer.needs_tf1_rewrite()) throw_if_error(planned, loc);
-    // Note [Control flow v1 in a GraphDef]: the branches chosen, the GraphDef imports without them.
-    absl::StatusOr<graph_def_internal::ResolvedControlFlow> r =
-        graph_def_internal::resolve_v1_control_flow(*def, input_map, return_elements);
-    throw_if_error(r.status(), loc);
-    resolved = *std::move(r);
-    def = &resolved->graph_def;
-    map = &resolved->input_map;
-    resolved_elements = resolved->return_elements;
-    for (const auto& d : resolved->decided_by_default) resolved_elements.push_back(d.tensor);
-    elements = &resolved_elements;
   }
+  return import_into(graph, *functionalized, functionalized->library(), input_map, return_elements, name, loc);
 }
 
 std::vector<ImportedElement> import_graph_def(const Graph& graph, const GraphDef& graph_def,

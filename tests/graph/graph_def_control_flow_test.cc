@@ -140,9 +140,9 @@ TEST(GraphDefControlFlowTest, WhileLoopsAndMergesOfSeveralLiveInputsAreRefused) 
     node { name: "while/Merge" op: "Merge" input: "while/Enter" input: "while/NextIteration"
       attr { key: "N" value { i: 2 } } attr { key: "T" value { type: DT_INT32 } } }
     node { name: "while/NextIteration" op: "NextIteration" input: "while/Merge" attr { key: "T" value { type: DT_INT32 } } })pb");
-  EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(loop); }),
-              AllOf(HasSubstr("TensorFlow 1 while loops"), HasSubstr("while/Enter (Enter)"),
-                    HasSubstr("while/NextIteration (NextIteration)")));
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] { graph_from_graph_def(loop); }),  // Note [TF1 while loops]
+              HasSubstr("node 'while/Enter' (Enter): in TensorFlow 1 while loop 'while/while_context': the loop has no "
+                        "LoopCond"));
   const GraphDef two_live = graph_def_from_text(R"pb(
     node { name: "a" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
       attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 1 } } } }
