@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "core/errors.h"
 #include "graph/graph_def.h"
+#include "graph/graph_def_conds.h"
 #include "graph/graph_def_while_loops.h"
 #include "graph/graph_ops.h"
 
@@ -515,7 +516,19 @@ class Resolver {
 
 }  // namespace
 
-bool is_v1_control_flow_type(std::string_view op_type) { return op_type == "Switch" || op_type == "Merge"; }
+bool is_v1_control_flow_type(std::string_view op_type) {
+  return op_type == "Switch" || op_type == "Merge" || is_v1_loop_type(op_type);
+}
+
+absl::StatusOr<std::optional<proto::GraphDef>> functionalize_v1_control_flow(const proto::GraphDef& graph_def,
+                                                                            const proto::FunctionDefLibrary& library,
+                                                                            const std::map<std::string, Tensor>& input_map) {
+  TF_ASSIGN_OR_RETURN(std::optional<proto::GraphDef> conds, functionalize_v1_conds(graph_def, library, input_map));
+  const proto::GraphDef& def = conds ? *conds : graph_def;
+  if (std::none_of(def.node().begin(), def.node().end(), [](const proto::NodeDef& n) { return is_v1_loop_type(n.op()); }))
+    return conds;
+  return functionalize_v1_while_loops(def, conds ? conds->library() : library);
+}
 
 absl::StatusOr<ResolvedControlFlow> resolve_v1_control_flow(const proto::GraphDef& graph_def,
                                                            const std::map<std::string, Tensor>& input_map,

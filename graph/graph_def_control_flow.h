@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,7 +38,8 @@ namespace tapeflow::graph_def_internal {
 // - The same rewrite gives each Assert its DT_STRING data (a dtype tapeflow has not) as attrs
 //   (assert_that, graph/graph_ops.h); the DT_STRING Consts only Asserts read are left out.
 // The import runs the rewrite only when its plain plan failed on one of these.
-bool is_v1_control_flow_type(std::string_view op_type);  // Switch, Merge
+// Switch, Merge, and a while loop's Enter, Exit, NextIteration, LoopCond (Note [TF1 while loops]).
+bool is_v1_control_flow_type(std::string_view op_type);
 
 struct ResolvedControlFlow {
   proto::GraphDef graph_def;                   // no Switch or Merge, the dead branches pruned
@@ -51,6 +53,13 @@ struct ResolvedControlFlow {
   };
   std::vector<DecidedByDefault> decided_by_default;
 };
+
+// What the resolver cannot read, rewritten into functions: each tf.cond of a run-time predicate
+// as an If (Note [TF1 conds as If]), then each while loop as a While (Note [TF1 while loops]).
+// The result's library is `library` plus their functions; nullopt when there is neither.
+absl::StatusOr<std::optional<proto::GraphDef>> functionalize_v1_control_flow(const proto::GraphDef& graph_def,
+                                                                            const proto::FunctionDefLibrary& library,
+                                                                            const std::map<std::string, Tensor>& input_map);
 
 absl::StatusOr<ResolvedControlFlow> resolve_v1_control_flow(const proto::GraphDef& graph_def,
                                                            const std::map<std::string, Tensor>& input_map,

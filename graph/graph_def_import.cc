@@ -19,7 +19,6 @@
 #include "graph/graph_def_composites.h"
 #include "graph/graph_def_control_flow.h"
 #include "graph/graph_def_functional.h"
-#include "graph/graph_def_while_loops.h"
 #include "eager/ops/cast.h"
 #include "graph/graph_ops.h"
 
@@ -143,13 +142,8 @@ class Importer {
   bool needs_tf1_rewrite() const {
     for (const auto& [type, op] : op_of_type_)
       if ((op == nullptr && graph_def_internal::is_v1_control_flow_type(std::string_view(type.data(), type.size()))) ||
-          op == &kAssertOp || has_tf1_loops())
+          op == &kAssertOp)
         return true;
-    return false;
-  }
-  bool has_tf1_loops() const {  // Note [TF1 while loops]
-    for (const auto& [type, op] : op_of_type_)
-      if (op == nullptr && graph_def_internal::is_v1_loop_type(std::string_view(type.data(), type.size()))) return true;
     return false;
   }
 
@@ -1119,15 +1113,19 @@ static std::vector<ImportedElement> import_into(const Graph& graph, const GraphD
         return out;
       }
       if (resolved || !importer.needs_tf1_rewrite()) throw_if_error(planned, loc);
-      if (importer.has_tf1_loops() && bodies.outermost()) {  // its bodies are built from the new library
-        absl::StatusOr<GraphDef> f = graph_def_internal::functionalize_v1_while_loops(*def, library);
-        throw_if_error(f.status(), loc);
-        functionalized = *std::move(f);
-        break;
-      }
       // Note [Control flow v1 in a GraphDef]: the branches chosen, the GraphDef imports without them.
       absl::StatusOr<graph_def_internal::ResolvedControlFlow> r =
           graph_def_internal::resolve_v1_control_flow(*def, input_map, return_elements);
+      if (r.status().code() == absl::StatusCode::kUnimplemented && bodies.outermost()) {
+        // Note [TF1 conds as If], Note [TF1 while loops]: what it cannot choose, into functions,
+        // imported below (their bodies are built from the new library).
+        absl::StatusOr<std::optional<GraphDef>> f = graph_def_internal::functionalize_v1_control_flow(*def, library, input_map);
+        throw_if_error(f.status(), loc);
+        if (*f) {
+          functionalized = std::move(**f);
+          break;
+        }
+      }
       throw_if_error(r.status(), loc);
       resolved = *std::move(r);
       def = &resolved->graph_def;

@@ -12,23 +12,17 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
-#include "graph/tf_output_args.h"
+#include "graph/graph_def_v1_functions.h"
 
 namespace tapeflow::graph_def_internal {
 
 namespace {
 
-absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
-
 bool is_enter(std::string_view op) { return op == "Enter" || op == "RefEnter"; }
 bool is_exit(std::string_view op) { return op == "Exit" || op == "RefExit"; }
 bool is_next_iteration(std::string_view op) { return op == "NextIteration" || op == "RefNextIteration"; }
 
-struct Edge {
-  int src = -1;
-  int index = 0;  // -1: a control input
-  bool control() const { return index < 0; }
-};
+using Edge = V1Edge;
 
 struct Frame {
   std::string name;          // attr frame_name of its Enters
@@ -63,7 +57,7 @@ class Pass {
 
   // false: the GraphDef has no loops left.
   absl::StatusOr<bool> run(GraphDef& out) {
-    TF_RETURN_IF_ERROR(index());
+    TF_RETURN_IF_ERROR(index_.build(def_));
     TF_RETURN_IF_ERROR(assign_frames());
     if (frames_.empty()) return false;
     *out.mutable_versions() = def_.versions();
@@ -83,14 +77,7 @@ class Pass {
       for (size_t e = 0; e < fr.exits.size(); ++e)
         emitted_at[static_cast<size_t>(fr.exits[e])].push_back(std::move(r.exit_nodes[e]));
     }
-    for (int i = 0; i < def_.node_size(); ++i) {
-      for (proto::NodeDef& nd : emitted_at[static_cast<size_t>(i)]) *out.add_node() = std::move(nd);
-      if (removed[static_cast<size_t>(i)]) continue;
-      proto::NodeDef* nd = out.add_node();
-      *nd = def_.node(i);
-      keep_colocations(*nd, [&](int n) { return !removed[static_cast<size_t>(n)]; });
-    }
-    for (proto::NodeDef& nd : at_end) *out.add_node() = std::move(nd);
+    emit_rewritten(def_, index_, removed, emitted_at, at_end, out);
     return true;
   }
 
@@ -111,41 +98,13 @@ class Pass {
   const std::string& op(int n) const { return def_.node(n).op(); }
   bool back_edge(int consumer, const Edge& e) const { return op(consumer) == "Merge" && is_next_iteration(op(e.src)); }
 
-  absl::Status index() {
-    const int n = def_.node_size();
-    for (int i = 0; i < n; ++i)
-      if (!by_name_.emplace(def_.node(i).name(), i).second)
-        return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] two nodes are named '", def_.node(i).name(), "'"));
-    inputs_.resize(static_cast<size_t>(n));
-    consumers_.assign(static_cast<size_t>(n), 0);
-    for (int i = 0; i < n; ++i) {
-      for (const std::string& in : def_.node(i).input()) {
-        Edge e;
-        std::string_view src = in;
-        if (!in.empty() && in[0] == '^') {
-          src.remove_prefix(1);
-          e.index = -1;
-        } else {
-          std::tie(src, e.index) = split_tensor_name(in);
-        }
-        const auto it = by_name_.find(src);
-        if (it == by_name_.end())
-          return error(i, absl::StatusCode::kNotFound, absl::StrCat("input '", in, "' names no node of the GraphDef"));
-        e.src = it->second;
-        ++consumers_[static_cast<size_t>(e.src)];
-        inputs_[static_cast<size_t>(i)].push_back(e);
-      }
-    }
-    return absl::OkStatus();
-  }
-
   // Each node's frame, in an order where inputs come first (a NextIteration's edge into its
   // Merge is the loop's back edge, left out of the order).
   absl::Status assign_frames() {
     const int n = def_.node_size();
     std::vector<int> first_edge{0}, srcs;
     for (int i = 0; i < n; ++i) {
-      for (const Edge& e : inputs_[static_cast<size_t>(i)])
+      for (const Edge& e : index_.inputs[static_cast<size_t>(i)])
         if (!back_edge(i, e)) srcs.push_back(e.src);
       first_edge.push_back(static_cast<int>(srcs.size()));
     }
@@ -155,7 +114,7 @@ class Pass {
     absl::flat_hash_map<std::string, int> frame_by_name;
     for (int i : order) {
       int f = -1;
-      for (const Edge& e : inputs_[static_cast<size_t>(i)]) {
+      for (const Edge& e : index_.inputs[static_cast<size_t>(i)]) {
         const int g = back_edge(i, e) ? -1 : frame_of_[static_cast<size_t>(e.src)];
         if (g < 0 || g == f) continue;
         if (f >= 0)
@@ -224,7 +183,7 @@ class Pass {
       if (!is_enter(t)) continue;
       const proto::AttrValue* constant = attr_of(def_.node(m), "is_constant");
       const proto::AttrValue* dtype = attr_of(def_.node(m), "T");
-      const std::vector<Edge>& ins = inputs_[static_cast<size_t>(m)];
+      const std::vector<Edge>& ins = index_.inputs[static_cast<size_t>(m)];
       if (dtype == nullptr || ins.empty() || ins[0].control())
         return loop_error(f, m, "an Enter needs attr 'T' and its data input");
       if (constant != nullptr && constant->b()) {
@@ -236,13 +195,13 @@ class Pass {
     }
     if (loop_cond_ < 0) return loop_error(f, fr.members.front(), "the loop has no LoopCond");
     if (var_of_enter.empty()) return loop_error(f, loop_cond_, "the loop has no loop variables");
-    if (inputs_[static_cast<size_t>(loop_cond_)].empty() || inputs_[static_cast<size_t>(loop_cond_)][0].control())
+    if (index_.inputs[static_cast<size_t>(loop_cond_)].empty() || index_.inputs[static_cast<size_t>(loop_cond_)][0].control())
       return loop_error(f, loop_cond_, "LoopCond needs its predicate as input 0");
     roles_[loop_cond_] = RoleOf{Role::kLoopCond};
     for (int m : fr.members) {  // Merge(Enter, NextIteration): a loop variable
       if (op(m) != "Merge") continue;
       std::vector<Edge> data;
-      for (const Edge& e : inputs_[static_cast<size_t>(m)]) if (!e.control()) data.push_back(e);
+      for (const Edge& e : index_.inputs[static_cast<size_t>(m)]) if (!e.control()) data.push_back(e);
       const auto enters = [&](const Edge& e) { return var_of_enter.contains(e.src); };
       const auto nexts = [&](const Edge& e) { return is_next_iteration(op(e.src)); };
       const bool any = std::any_of(data.begin(), data.end(), [&](const Edge& e) { return enters(e) || nexts(e); });
@@ -269,7 +228,7 @@ class Pass {
     for (int m : fr.members) {
       if (is_next_iteration(op(m)) && !roles_.contains(m)) return loop_error(f, m, "a NextIteration that feeds no loop variable's Merge");
       if (op(m) != "Switch") continue;
-      const std::vector<Edge>& ins = inputs_[static_cast<size_t>(m)];
+      const std::vector<Edge>& ins = index_.inputs[static_cast<size_t>(m)];
       if (ins.size() < 2 || ins[1].src != loop_cond_ || ins[1].control()) continue;  // a tf.cond's Switch
       const auto r = roles_.find(ins[0].src);
       if (ins[0].control() || ins[0].index != 0 || r == roles_.end() || r->second.role != Role::kMerge)
@@ -283,7 +242,7 @@ class Pass {
     for (const LoopVar& v : vars_)
       if (v.sw < 0) return loop_error(f, v.merge, "the loop variable's Merge has no Switch on the LoopCond");
     for (int x : fr.exits) {
-      const std::vector<Edge>& ins = inputs_[static_cast<size_t>(x)];
+      const std::vector<Edge>& ins = index_.inputs[static_cast<size_t>(x)];
       const auto r = ins.empty() || ins[0].control() ? roles_.end() : roles_.find(ins[0].src);
       if (r == roles_.end() || r->second.role != Role::kSwitch || ins[0].index != 0)
         return loop_error(f, x, "an Exit reads output 0 of a loop variable's Switch");
@@ -306,16 +265,16 @@ class Pass {
       seeds.pop_back();
       if (frame_of_[static_cast<size_t>(n)] != f || role(n) != Role::kNone || !seen.insert(n).second) continue;
       out.push_back(n);
-      for (const Edge& e : inputs_[static_cast<size_t>(n)]) seeds.push_back(e.src);
+      for (const Edge& e : index_.inputs[static_cast<size_t>(n)]) seeds.push_back(e.src);
     }
     std::sort(out.begin(), out.end());
     return out;
   }
 
-  std::string unique_name(const std::string& base, bool function) {
+  // A While node's name: `base`, or base_k, naming no node yet.
+  std::string unique_name(const std::string& base) {
     std::string name = base;
-    for (int k = 1; (function ? false : by_name_.contains(name)) || !used_names_.insert(name).second; ++k)
-      name = absl::StrCat(base, "_", k);
+    for (int k = 1; index_.by_name.contains(name) || !used_names_.insert(name).second; ++k) name = absl::StrCat(base, "_", k);
     return name;
   }
 
@@ -327,11 +286,9 @@ class Pass {
       if (!nodes.contains(e.src))
         return loop_error(f, reader, absl::StrCat("reads '", def_.node(e.src).name(), "', which is outside the loop; a loop "
                                                   "reads an outer tensor through an Enter"));
-      const std::vector<OutputArg>* args = tf_output_args(op(e.src));
-      if (args == nullptr) return absl::StrCat(def_.node(e.src).name(), ":output:", e.index);
-      const auto arg = output_arg_of(*args, e.index);
-      if (!arg) return loop_error(f, reader, absl::StrCat("reads output ", e.index, " of '", def_.node(e.src).name(), "', which it has not"));
-      return absl::StrCat(def_.node(e.src).name(), ":", av(arg->first), ":", arg->second);
+      std::optional<std::string> name = function_output_name(def_.node(e.src), e.index);
+      if (!name) return loop_error(f, reader, absl::StrCat("reads output ", e.index, " of '", def_.node(e.src).name(), "', which it has not"));
+      return *std::move(name);
     }
     const int k = r->second.k;
     switch (r->second.role) {
@@ -380,7 +337,7 @@ class Pass {
       proto::NodeDef& nd = *fn.add_node_def();
       nd = def_.node(n);
       nd.clear_input();
-      for (const Edge& e : inputs_[static_cast<size_t>(n)]) {
+      for (const Edge& e : index_.inputs[static_cast<size_t>(n)]) {
         if (e.control()) {
           if (in_fn.contains(e.src)) nd.add_input(absl::StrCat("^", def_.node(e.src).name()));
           else if (frame_of_[static_cast<size_t>(e.src)] != f) outer_control.insert(e.src);
@@ -389,7 +346,7 @@ class Pass {
         TF_ASSIGN_OR_RETURN(std::string t, tensor_in_function(f, n, e, body, in_fn));
         nd.add_input(std::move(t));
       }
-      keep_colocations(nd, [&](int c) { return in_fn.contains(c); });
+      keep_colocations(nd, index_, [&](int c) { return in_fn.contains(c); });
     }
     for (const Result& r : results) {
       proto::OpDef::ArgDef& a = *sig.add_output_arg();
@@ -414,33 +371,26 @@ class Pass {
     // Names: the node after the frame ("while/while_context" -> "while"), the functions after it.
     std::string base = fr.name;
     if (base.ends_with("/while_context")) base.resize(base.size() - std::string_view("/while_context").size());
-    std::string fn_base;
-    for (char c : base) fn_base.push_back(std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
-    if (fn_base.empty() || !std::isalpha(static_cast<unsigned char>(fn_base[0]))) fn_base.insert(0, "loop_");
-    const std::string node_name = unique_name(base, false);
-    const std::string cond_name = unique_name(fn_base + "_cond", true), body_name = unique_name(fn_base + "_body", true);
+    const std::string node_name = unique_name(base);
+    const std::string cond_name = unique_function_name(base, "_cond", used_names_);
+    const std::string body_name = unique_function_name(base, "_body", used_names_);
     var_args_.clear();
     capture_args_.clear();
-    auto arg_name = [&](const std::string& b) {
-      std::string s = b;
-      while (by_name_.contains(s)) s.push_back('_');
-      return s;
-    };
-    for (size_t k = 0; k < vars_.size(); ++k) var_args_.push_back(arg_name(absl::StrCat("loop_var_", k)));
-    for (size_t j = 0; j < captures_.size(); ++j) capture_args_.push_back(arg_name(absl::StrCat("captured_", j)));
+    for (size_t k = 0; k < vars_.size(); ++k) var_args_.push_back(argument_name(absl::StrCat("loop_var_", k), index_));
+    for (size_t j = 0; j < captures_.size(); ++j) capture_args_.push_back(argument_name(absl::StrCat("captured_", j), index_));
 
-    const std::vector<Edge>& pred_in = inputs_[static_cast<size_t>(loop_cond_)];
+    const std::vector<Edge>& pred_in = index_.inputs[static_cast<size_t>(loop_cond_)];
     const std::vector<int> cond_nodes = closure(f, {pred_in[0].src});
     const absl::flat_hash_set<int> in_cond(cond_nodes.begin(), cond_nodes.end());
     std::vector<int> body_seeds, side_effects;
     for (int m : fr.members)  // every ordinary node outside the condition runs in the body
       if (role(m) == Role::kNone && !in_cond.contains(m)) {
         body_seeds.push_back(m);
-        if (consumers_[static_cast<size_t>(m)] == 0) side_effects.push_back(m);
+        if (index_.consumers[static_cast<size_t>(m)] == 0) side_effects.push_back(m);
       }
     std::vector<Result> body_results;
     for (size_t k = 0; k < vars_.size(); ++k) {
-      const std::vector<Edge>& next_in = inputs_[static_cast<size_t>(vars_[k].next)];
+      const std::vector<Edge>& next_in = index_.inputs[static_cast<size_t>(vars_[k].next)];
       if (next_in.empty() || next_in[0].control()) return loop_error(f, vars_[k].next, "NextIteration needs its data input");
       body_seeds.push_back(next_in[0].src);
       body_results.push_back(Result{absl::StrCat("output_", k), vars_[k].dtype, vars_[k].next, next_in[0]});
@@ -485,7 +435,7 @@ class Pass {
     for (int e : enters) w.add_input(def_.node(e).input(0));  // data input 0 (checked in find_structure)
     std::vector<std::string> controls;
     for (int e : enters)
-      for (const Edge& c : inputs_[static_cast<size_t>(e)]) if (c.control()) outer_control.insert(c.src);
+      for (const Edge& c : index_.inputs[static_cast<size_t>(e)]) if (c.control()) outer_control.insert(c.src);
     for (int c : outer_control) controls.push_back(absl::StrCat("^", def_.node(c).name()));
     std::sort(controls.begin(), controls.end());
     for (std::string& c : controls) w.add_input(std::move(c));
@@ -495,7 +445,7 @@ class Pass {
     attrs["parallel_iterations"].set_i(parallel != nullptr ? parallel->i() : 10);
 
     for (int x : fr.exits) {
-      const int k = roles_.at(inputs_[static_cast<size_t>(x)][0].src).k;
+      const int k = roles_.at(index_.inputs[static_cast<size_t>(x)][0].src).k;
       proto::NodeDef& nd = r.exit_nodes.emplace_back();
       nd.set_name(def_.node(x).name());
       nd.set_op("Identity");
@@ -506,26 +456,9 @@ class Pass {
     return r;
   }
 
-  // "_class" entries ("loc:@x") that name a node `kept` refuses go (the import refuses them).
-  template <typename Kept>
-  void keep_colocations(proto::NodeDef& node, Kept kept) const {
-    const auto it = node.mutable_attr()->find("_class");
-    if (it == node.mutable_attr()->end() || !it->second.has_list()) return;
-    auto& entries = *it->second.mutable_list()->mutable_s();
-    const auto gone = [&](const std::string& entry) {
-      if (!entry.starts_with("loc:@")) return false;
-      const auto n = by_name_.find(std::string_view(entry).substr(5));
-      return n == by_name_.end() || !kept(n->second);
-    };
-    entries.erase(std::remove_if(entries.begin(), entries.end(), gone), entries.end());
-    if (entries.empty()) node.mutable_attr()->erase(it);
-  }
-
   const GraphDef& def_;
   absl::flat_hash_set<std::string>& used_names_;  // functions and While nodes named so far
-  absl::flat_hash_map<std::string_view, int> by_name_;
-  std::vector<std::vector<Edge>> inputs_;
-  std::vector<int> consumers_;  // how many inputs (data or control) name each node
+  V1Index index_;
   std::vector<int> frame_of_;   // -1: the root frame
   std::vector<Frame> frames_;
   // The loop being rewritten.

@@ -198,17 +198,29 @@ TEST(AssertTest, TensorFlowsAssertGuardRunsBothSidesSoTheAssertChecksItsConditio
                     HasSubstr("node 'Assert/AssertGuard/Assert' (Assert)")));
 }
 
-TEST(AssertTest, AGuardWhoseBranchesComputeOrWhoseJoinIsReadIsRefused) {
+// Not a guard whose sides may both run: the true side computes, or the join's value is read. The
+// cond becomes an If that runs one side (Note [TF1 conds as If]), the Assert in its else branch.
+TEST(AssertTest, AGuardWhoseBranchesComputeOrWhoseJoinIsReadBecomesAnIf) {
   GraphDef computes = graph_def_from_text(kAssertGuardGraph);
   for (proto::NodeDef& n : *computes.mutable_node())  // the true side computes something
     if (n.name() == "Assert/AssertGuard/control_dependency") n.set_op("LogicalNot");
-  EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(computes); }),
-              AllOf(HasSubstr("node 'Assert/AssertGuard/Switch' (Switch): its predicate 'All:0' comes from a All node"),
-                    HasSubstr("which node 'Assert/AssertGuard/control_dependency' (LogicalNot) is not part of")));
   GraphDef read = graph_def_from_text(kAssertGuardGraph);
   *read.add_node() = graph_def_from_text(R"pb(node { name: "z" op: "LogicalNot" input: "Assert/AssertGuard/Merge" })pb").node(0);
-  EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(read); }),
-              HasSubstr("node 'z' (LogicalNot): reads the value of Merge 'Assert/AssertGuard/Merge'"));
+  for (const GraphDef* def : {&computes, &read}) {
+    const Graph g = graph_from_graph_def(*def);
+    EXPECT_EQ(g.get_operation_by_name("Assert/AssertGuard").type(), "If");
+    Session sess(g);
+    const Tensor x = g.get_tensor_by_name("x:0"), y = g.get_tensor_by_name("y:0");
+    EXPECT_EQ(sess.run(y, {{x, Tensor(std::vector<float>{1, 2, 3}, Shape{3})}}).to_vector<float>(),
+              std::vector<float>({1, 2, 3}));
+    EXPECT_THAT(error_of<InvalidArgumentError>([&] { sess.run(y, {{x, Tensor(std::vector<float>{1, -2.5f, 3}, Shape{3})}}); }),
+                AllOf(HasSubstr("assertion failed: [x must be positive] [1 -2.5 3]"),
+                      HasSubstr("in else_branch 'Assert_AssertGuard_false' of node 'Assert/AssertGuard' (If)")));
+    if (def == &read) {  // the true side's value: All(x > 0), negated
+      EXPECT_EQ(sess.run(g.get_tensor_by_name("z:0"), {{x, Tensor(std::vector<float>{1, 2, 3}, Shape{3})}}).to_vector<bool>(),
+                std::vector<bool>{false});
+    }
+  }
 }
 
 }  // namespace

@@ -86,25 +86,22 @@ TEST(GraphDefControlFlowTest, AConstPredicateInTheGraphDefIsFollowedThroughIdent
   EXPECT_EQ(run_cond(g, "cond/Merge:0"), std::vector<float>({2, 3, 4}));
 }
 
-TEST(GraphDefControlFlowTest, APredicateKnownOnlyWhenItRunsIsATypedErrorThatSaysWhatToMap) {
+TEST(GraphDefControlFlowTest, APredicateKnownOnlyWhenItRunsMakesAnIf) {
+  // Note [TF1 conds as If]: what the import cannot choose, the If chooses when the graph runs
+  // (tests/graph/graph_def_conds_test.cc); a mapped predicate that is no bool is still an error.
   const GraphDef def = graph_def_from_text(kCond);
   Graph g;
-  const std::string message = error_of<UnimplementedError>([&] { import_graph_def(g, def, {}, {}, ""); });
-  EXPECT_THAT(message, AllOf(HasSubstr("node 'cond/Switch' (Switch)"), HasSubstr("its predicate 'pred:0' comes from a "
-                                                                                 "Placeholder node"),
-                             HasSubstr("input_map={\"pred:0\": a concrete bool}")));
-  EXPECT_EQ(g.num_nodes(), 0);  // nothing was added
-  // A tensor of the graph is known only when it runs, too.
-  Tensor p;
-  {
-    auto scope = g.as_default();
-    p = placeholder(DType::kBool, {}, "p");
-  }
-  EXPECT_THAT(error_of<UnimplementedError>([&] { import_graph_def(g, def, {{"pred:0", p}}, {}, ""); }),
-              HasSubstr("is mapped by input_map to a tensor of the graph"));
-  EXPECT_THAT(error_of([&] { import_graph_def(g, def, {{"pred:0", Tensor(1.f)}}, {}, ""); }),
+  import_graph_def(g, def, {}, {}, "");
+  EXPECT_EQ(g.get_operation_by_name("cond").type(), "If");
+  Session sess(g);
+  EXPECT_EQ(sess.run(g.get_tensor_by_name("cond/Merge:0"), {{g.get_tensor_by_name("x:0"), Tensor(std::vector<float>{1, 2, 3}, Shape{3})},
+                                                           {g.get_tensor_by_name("pred:0"), Tensor(true)}})
+                .to_vector<float>(),
+            std::vector<float>({2, 4, 6}));
+  Graph h;
+  EXPECT_THAT(error_of([&] { import_graph_def(h, def, {{"pred:0", Tensor(1.f)}}, {}, ""); }),
               HasSubstr("input_map['pred:0'] must be one bool, not float32 []"));
-  EXPECT_EQ(g.num_nodes(), 1);
+  EXPECT_EQ(h.num_nodes(), 0);
 }
 
 TEST(GraphDefControlFlowTest, AReturnElementOnThePrunedBranchIsAnErrorAndItsInputMapKeysAreDropped) {
@@ -169,7 +166,8 @@ TEST(GraphDefControlFlowTest, AnInputMapKeyWithoutItsIndexChoosesTheBranchToo) {
   EXPECT_EQ(run_cond(g, "cond/Merge:0"), std::vector<float>({2, 4, 6}));
 }
 
-// Note [Assert guards]: what running both sides would change is refused.
+// Note [Assert guards]: what running both sides would change is not run as a guard; the cond
+// becomes an If (Note [TF1 conds as If]), or a typed error where an If cannot say it.
 TEST(GraphDefControlFlowTest, OnlyTrueAssertGuardsRunBothSides) {
   const std::string head = R"pb(
     node { name: "c" op: "Placeholder" attr { key: "dtype" value { type: DT_BOOL } } attr { key: "shape" value { shape { } } } }
@@ -177,31 +175,44 @@ TEST(GraphDefControlFlowTest, OnlyTrueAssertGuardsRunBothSides) {
       attr { key: "shape" value { shape { dim { size: 2 } } } } }
     node { name: "sw" op: "Switch" input: "x" input: "c" attr { key: "T" value { type: DT_FLOAT } } }
   )pb";
-  auto refused = [&](const std::string& rest) {
-    return error_of<UnimplementedError>([&] { graph_from_graph_def(graph_def_from_text(head + rest)); });
+  // The join's value index is read (by another Merge).
+  EXPECT_THAT(error_of<UnimplementedError>([&] {
+                graph_from_graph_def(graph_def_from_text(head + R"pb(
+                  node { name: "a" op: "Identity" input: "sw" attr { key: "T" value { type: DT_FLOAT } } }
+                  node { name: "b" op: "Identity" input: "sw:1" attr { key: "T" value { type: DT_FLOAT } } }
+                  node { name: "j" op: "Merge" input: "a" input: "b" attr { key: "N" value { i: 2 } } attr { key: "T" value { type: DT_FLOAT } } }
+                  node { name: "m2" op: "Merge" input: "j:1" attr { key: "N" value { i: 1 } } })pb"));
+              }),
+              HasSubstr("node 'm2' (Merge): reads which branch Merge 'j' took"));
+  // Not guards: each becomes an If whose branch holds what the side held.
+  auto ifs = [&](const std::string& rest) {
+    const Graph g = graph_from_graph_def(graph_def_from_text(head + rest));
+    int n = 0;
+    for (const Operation& op : g.get_operations()) n += op.type() == "If" ? 1 : 0;
+    return n;
   };
-  // The join's value is read (by another Merge).
-  EXPECT_THAT(refused(R"pb(node { name: "a" op: "Identity" input: "sw" attr { key: "T" value { type: DT_FLOAT } } }
-                           node { name: "b" op: "Identity" input: "sw:1" attr { key: "T" value { type: DT_FLOAT } } }
-                           node { name: "j" op: "Merge" input: "a" input: "b" attr { key: "N" value { i: 2 } } }
-                           node { name: "m2" op: "Merge" input: "j:1" attr { key: "N" value { i: 1 } } })pb"),
-              HasSubstr("node 'm2' (Merge): reads the value of Merge 'j'"));
-  // A Merge of one side only: what it guards would run on both.
-  EXPECT_THAT(refused(R"pb(node { name: "m" op: "Merge" input: "sw:1" attr { key: "N" value { i: 1 } } })pb"),
-              HasSubstr("which node 'm' (Merge) is not part of"));
-  EXPECT_THAT(refused(R"pb(node { name: "t" op: "Identity" input: "sw:1" attr { key: "T" value { type: DT_FLOAT } } }
-                           node { name: "j" op: "Merge" input: "t" input: "t" attr { key: "N" value { i: 2 } } })pb"),
-              HasSubstr("node 'j' (Merge): has 2 live inputs"));
-  // An Assert of the negated predicate, and one behind a second Switch of the true side.
-  EXPECT_THAT(refused(R"pb(node { name: "n" op: "LogicalNot" input: "c" }
-                           node { name: "sw_c" op: "Switch" input: "c" input: "n" attr { key: "T" value { type: DT_BOOL } } }
-                           node { name: "a" op: "Assert" input: "sw_c" attr { key: "T" value { list { } } } })pb"),
-              HasSubstr("which node 'a' (Assert) is not part of"));
-  EXPECT_THAT(refused(R"pb(node { name: "sw1" op: "Switch" input: "c" input: "c" attr { key: "T" value { type: DT_BOOL } } }
-                           node { name: "t" op: "Identity" input: "sw1:1" attr { key: "T" value { type: DT_BOOL } } }
-                           node { name: "sw2" op: "Switch" input: "t" input: "c" attr { key: "T" value { type: DT_BOOL } } }
-                           node { name: "a" op: "Assert" input: "sw2" attr { key: "T" value { list { } } } })pb"),
-              HasSubstr("which node 'sw2' (Switch) is not part of"));
+  // A Merge of one side only; of one side twice, it is the branch's own error.
+  EXPECT_EQ(ifs(R"pb(node { name: "m" op: "Merge" input: "sw:1" attr { key: "N" value { i: 1 } } attr { key: "T" value { type: DT_FLOAT } } })pb"),
+            1);
+  EXPECT_THAT(error_of<UnimplementedError>([&] {
+                ifs(R"pb(node { name: "t" op: "Identity" input: "sw:1" attr { key: "T" value { type: DT_FLOAT } } }
+                         node { name: "j" op: "Merge" input: "t" input: "t" attr { key: "N" value { i: 2 } } attr { key: "T" value { type: DT_FLOAT } } })pb");
+              }),
+              HasSubstr("function 'sw_true': node 'f/j' (Merge): has 2 live inputs"));
+  // An Assert of the negated predicate.
+  EXPECT_EQ(ifs(R"pb(node { name: "n" op: "LogicalNot" input: "c" }
+                          node { name: "sw_c" op: "Switch" input: "c" input: "n" attr { key: "T" value { type: DT_BOOL } } }
+                          node { name: "a" op: "Assert" input: "sw_c" attr { key: "T" value { list { } } } })pb"),
+            1);
+  // The second Switch reads the predicate itself, not through a Switch of the outer cond as
+  // TensorFlow writes it: the outer If's branch would read an outer tensor.
+  EXPECT_THAT(error_of<UnimplementedError>([&] {
+                ifs(R"pb(node { name: "sw1" op: "Switch" input: "c" input: "c" attr { key: "T" value { type: DT_BOOL } } }
+                         node { name: "t" op: "Identity" input: "sw1:1" attr { key: "T" value { type: DT_BOOL } } }
+                         node { name: "sw2" op: "Switch" input: "t" input: "c" attr { key: "T" value { type: DT_BOOL } } }
+                         node { name: "a" op: "Assert" input: "sw2" attr { key: "T" value { list { } } } })pb");
+              }),
+              HasSubstr("reads 'c:0' inside a TensorFlow 1 cond's branch, which takes outer tensors through a Switch"));
 }
 
 // A frozen TensorFlow 1 Keras model: BatchNormalization and Dropout under the learning phase

@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "graph/graph_def.h"
 #include "tapeflow.h"
+#include "tests/graph/tf1_graph_text.h"
 #include "tests/support/test_util.h"
 
 namespace tapeflow {
@@ -20,45 +21,7 @@ namespace {
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-// One node of TensorFlow's text format.
-std::string node(const std::string& name, const std::string& op, const std::vector<std::string>& inputs,
-                 const std::string& attrs = "") {
-  std::string ins;
-  for (const std::string& in : inputs) absl::StrAppend(&ins, " input: \"", in, "\"");
-  return absl::StrCat("node { name: \"", name, "\" op: \"", op, "\"", ins, " ", attrs, " }\n");
-}
-std::string type_attr(const std::string& dtype) { return absl::StrCat("attr { key: \"T\" value { type: ", dtype, " } }"); }
-std::string enter(const std::string& name, const std::string& input, const std::string& dtype, const std::string& frame,
-                  bool constant) {
-  return node(name, "Enter", {input},
-              absl::StrCat(type_attr(dtype), " attr { key: \"frame_name\" value { s: \"", frame, "\" } }",
-                           " attr { key: \"is_constant\" value { b: ", constant ? "true" : "false", " } }",
-                           " attr { key: \"parallel_iterations\" value { i: 10 } }"));
-}
-std::string int_const(const std::string& name, int v, const std::string& control = "") {
-  return node(name, "Const", control.empty() ? std::vector<std::string>{} : std::vector<std::string>{"^" + control},
-              absl::StrCat("attr { key: \"dtype\" value { type: DT_INT32 } } attr { key: \"value\" value { tensor { "
-                           "dtype: DT_INT32 tensor_shape { } int_val: ", v, " } } }"));
-}
-// The nodes tf.while_loop makes for loop variable `var` ("", "_1", ...) of the loop under `scope`.
-std::string loop_var(const std::string& scope, const std::string& var, const std::string& init, const std::string& dtype) {
-  const std::string s = scope + "/";
-  return enter(s + "Enter" + var, init, dtype, s + "while_context", false) +
-         node(s + "Merge" + var, "Merge", {s + "Enter" + var, s + "NextIteration" + var},
-              "attr { key: \"N\" value { i: 2 } } " + type_attr(dtype)) +
-         node(s + "Switch" + var, "Switch", {s + "Merge" + var, s + "LoopCond"},
-              type_attr(dtype) + " attr { key: \"_class\" value { list { s: \"loc:@" + s + "Merge" + var + "\" } } }") +
-         node(s + "Identity" + var, "Identity", {s + "Switch" + var + ":1"}, type_attr(dtype)) +
-         node(s + "Exit" + var, "Exit", {s + "Switch" + var}, type_attr(dtype));
-}
-// `text` with the first `from` replaced by `to`.
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  return text.replace(text.find(from), from.size(), to);
-}
-std::string next_iteration(const std::string& scope, const std::string& var, const std::string& value, const std::string& dtype) {
-  return node(scope + "/NextIteration" + var, "NextIteration", {value}, type_attr(dtype));
-}
+using namespace tf1_text;  // NOLINT: the text format's pieces
 
 // i = 0; while i < 10: i += 1, exactly as TensorFlow 1.15 prints it.
 constexpr char kCounter[] = R"pb(

@@ -1,0 +1,87 @@
+#include "graph/graph_def_v1_functions.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "absl/strings/str_cat.h"
+#include "graph/tf_output_args.h"
+
+namespace tapeflow::graph_def_internal {
+
+absl::Status V1Index::build(const GraphDef& def) {
+  const int n = def.node_size();
+  for (int i = 0; i < n; ++i)
+    if (!by_name.emplace(def.node(i).name(), i).second)
+      return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] two nodes are named '", def.node(i).name(), "'"));
+  inputs.resize(static_cast<size_t>(n));
+  consumers.assign(static_cast<size_t>(n), 0);
+  for (int i = 0; i < n; ++i) {
+    for (const std::string& in : def.node(i).input()) {
+      V1Edge e;
+      std::string_view src = in;
+      if (!in.empty() && in[0] == '^') {
+        src.remove_prefix(1);
+        e.index = -1;
+      } else {
+        std::tie(src, e.index) = split_tensor_name(in);
+      }
+      const auto it = by_name.find(src);
+      if (it == by_name.end())
+        return node_error(def.node(i), absl::StatusCode::kNotFound, absl::StrCat("input '", in, "' names no node of the GraphDef"));
+      e.src = it->second;
+      ++consumers[static_cast<size_t>(e.src)];
+      inputs[static_cast<size_t>(i)].push_back(e);
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::optional<std::string> function_output_name(const proto::NodeDef& src, int index) {
+  const std::vector<OutputArg>* args = tf_output_args(src.op());
+  if (args == nullptr) return absl::StrCat(src.name(), ":output:", index);
+  const auto arg = output_arg_of(*args, index);
+  if (!arg) return std::nullopt;
+  return absl::StrCat(src.name(), ":", absl::string_view(arg->first.data(), arg->first.size()), ":", arg->second);
+}
+
+void keep_colocations(proto::NodeDef& node, const V1Index& index, absl::FunctionRef<bool(int)> kept) {
+  const auto it = node.mutable_attr()->find("_class");
+  if (it == node.mutable_attr()->end() || !it->second.has_list()) return;
+  auto& entries = *it->second.mutable_list()->mutable_s();
+  const auto gone = [&](const std::string& entry) {
+    if (!entry.starts_with("loc:@")) return false;
+    const auto n = index.by_name.find(std::string_view(entry).substr(5));
+    return n == index.by_name.end() || !kept(n->second);
+  };
+  entries.erase(std::remove_if(entries.begin(), entries.end(), gone), entries.end());
+  if (entries.empty()) node.mutable_attr()->erase(it);
+}
+
+void emit_rewritten(const GraphDef& def, const V1Index& index, const std::vector<bool>& removed,
+                    std::vector<std::vector<proto::NodeDef>>& before, std::vector<proto::NodeDef>& at_end, GraphDef& out) {
+  for (int i = 0; i < def.node_size(); ++i) {
+    for (proto::NodeDef& nd : before[static_cast<size_t>(i)]) *out.add_node() = std::move(nd);
+    if (removed[static_cast<size_t>(i)]) continue;
+    proto::NodeDef* nd = out.add_node();
+    *nd = def.node(i);
+    keep_colocations(*nd, index, [&](int n) { return !removed[static_cast<size_t>(n)]; });
+  }
+  for (proto::NodeDef& nd : at_end) *out.add_node() = std::move(nd);
+}
+
+std::string unique_function_name(std::string_view scope, std::string_view suffix, absl::flat_hash_set<std::string>& used) {
+  std::string base;
+  for (char c : scope) base.push_back(std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+  if (base.empty() || !std::isalpha(static_cast<unsigned char>(base[0]))) base.insert(0, "f_");
+  base.append(suffix);
+  std::string name = base;
+  for (int k = 1; !used.insert(name).second; ++k) name = absl::StrCat(base, "_", k);
+  return name;
+}
+
+std::string argument_name(std::string base, const V1Index& index) {
+  while (index.by_name.contains(base)) base.push_back('_');
+  return base;
+}
+
+}  // namespace tapeflow::graph_def_internal
