@@ -32,27 +32,35 @@ const proto::AttrValue* attr_of(const proto::NodeDef& nd, const char* key) {
 // One rewrite of the deepest conds of `def`.
 class CondPass {
  public:
-  CondPass(const GraphDef& def, const std::map<std::string, Tensor>& mapped, absl::flat_hash_set<std::string>& used_names)
-      : def_(def), mapped_(mapped), used_names_(used_names) {}
+  CondPass(const GraphDef& def, const std::map<std::string, Tensor>& mapped, NameAllocator& names)
+      : def_(def), mapped_(mapped), names_(names) {}
 
-  // false: no cond of a run-time predicate is left.
+  // false: no cond of a run-time predicate was rewritten (none is left, or the deepest hold
+  // while loops, to be rewritten first).
   absl::StatusOr<bool> run(GraphDef& out) {
     TF_RETURN_IF_ERROR(index_.build(def_));
+    loop_merge_.assign(static_cast<size_t>(def_.node_size()), false);
+    for (int n = 0; n < def_.node_size(); ++n)
+      if (def_.node(n).op() == "Merge")
+        for (const Edge& e : index_.inputs[static_cast<size_t>(n)])
+          if (!e.control() && (def_.node(e.src).op() == "NextIteration" || def_.node(e.src).op() == "Enter"))
+            loop_merge_[static_cast<size_t>(n)] = true;
     find_runtime_switches();
     if (pred_of_switch_.empty()) return false;
     TF_RETURN_IF_ERROR(assign_states());
-    size_t depth = 0;
-    for (int n = 0; n < def_.node_size(); ++n) depth = std::max(depth, state(n).size());
+    size_t depth = 0;  // of the deepest branches (a Merge of two Switches' outputs has none between)
+    for (int n = 0; n < def_.node_size(); ++n)
+      depth = std::max(depth, state(n).size() + (merge_pred_.contains(n) ? 1 : 0));
     if (depth == 0) return false;  // Switches nothing reads: the resolver's to judge
-    if (depth > static_cast<size_t>(kMaxCondNesting))
-      return absl::ResourceExhaustedError(absl::StrCat("[import_graph_def] TensorFlow 1 conds nest more than ", kMaxCondNesting,
-                                                       " deep (Note [TF1 conds as If])"));
     *out.mutable_versions() = def_.versions();
     *out.mutable_library() = def_.library();
     removed_.assign(static_cast<size_t>(def_.node_size()), false);
     std::vector<std::vector<proto::NodeDef>> before(static_cast<size_t>(def_.node_size()));
     std::vector<proto::NodeDef> at_end;
+    bool rewrote = false;
     for (const Cond& c : conds_at(depth)) {
+      if (holds_loop(c)) continue;  // Note [TF1 while loops] first
+      rewrote = true;
       TF_ASSIGN_OR_RETURN(std::vector<proto::NodeDef> made, rewrite(c, out));  // the If, then each Merge's Identity
       (c.merges.empty() ? at_end : before[static_cast<size_t>(c.merges.front())]).push_back(std::move(made.front()));
       for (size_t j = 0; j < c.merges.size(); ++j) before[static_cast<size_t>(c.merges[j])].push_back(std::move(made[j + 1]));
@@ -67,6 +75,7 @@ class CondPass {
                                           "' took (its output 1), which the If it becomes does not say")
                            : absl::StrCat("reads '", def_.node(e.src).name(), "', which the If made of its tf.cond takes in"));
     }
+    if (!rewrote) return false;
     emit_rewritten(def_, index_, removed_, before, at_end, out);
     return true;
   }
@@ -75,6 +84,13 @@ class CondPass {
   struct Cond {
     std::vector<int> switches, merges, sides[2];  // each in GraphDef order
   };
+
+  bool holds_loop(const Cond& c) const {
+    for (const std::vector<int>& side : c.sides)
+      for (int n : side)
+        if (is_v1_loop_type(def_.node(n).op())) return true;
+    return false;
+  }
 
   absl::Status error(int node, absl::StatusCode code, absl::string_view message) const {
     return node_error(def_.node(node), code, absl::StrCat(message, " (Note [TF1 conds as If])"));
@@ -85,11 +101,7 @@ class CondPass {
     if (fresh) states_.push_back(std::move(s));
     return it->second;
   }
-  bool is_loop_merge(int n) const {
-    for (const Edge& e : index_.inputs[static_cast<size_t>(n)])
-      if (!e.control() && (def_.node(e.src).op() == "NextIteration" || def_.node(e.src).op() == "Enter")) return true;
-    return false;
-  }
+  bool is_loop_merge(int n) const { return loop_merge_[static_cast<size_t>(n)]; }
   bool back_edge(int n, const Edge& e) const {
     return def_.node(n).op() == "Merge" && def_.node(e.src).op() == "NextIteration";
   }
@@ -101,9 +113,7 @@ class CondPass {
     for (int n = 0; n < def_.node_size(); ++n) {
       if (def_.node(n).op() != "Switch") continue;
       const std::vector<Edge>& ins = index_.inputs[static_cast<size_t>(n)];
-      if (ins.size() < 2 || ins[0].control() || ins[1].control() || def_.node(ins[1].src).op() == "LoopCond" ||
-          (def_.node(ins[0].src).op() == "Merge" && is_loop_merge(ins[0].src)))  // a loop's (Note [TF1 while loops])
-        continue;
+      if (ins.size() < 2 || ins[0].control() || ins[1].control() || def_.node(ins[1].src).op() == "LoopCond") continue;
       std::string key;
       bool known = false;
       Edge at = ins[1];
@@ -113,6 +123,7 @@ class CondPass {
         const bool forwards = nd.op() == "Identity" || nd.op() == "Snapshot" || nd.op() == "LogicalNot";
         if (key.empty() && (nd.op() == "LogicalNot" || !forwards)) key = tensor;
         if (const auto m = mapped_.find(tensor); m != mapped_.end()) {
+          if (key.empty()) key = tensor;
           known = !m->second.is_symbolic();
           break;
         }
@@ -187,6 +198,9 @@ class CondPass {
       return error(reader, absl::StatusCode::kInvalidArgument,
                    absl::StrCat("reads output ", e.index, " of Switch '", def_.node(e.src).name(), "', which has 2 outputs"));
     State t = states_[static_cast<size_t>(s)];
+    if (t.size() >= static_cast<size_t>(kMaxCondNesting))  // before a hostile chain makes states of every length
+      return error(reader, absl::StatusCode::kResourceExhausted,
+                   absl::StrCat("is inside TensorFlow 1 conds nested more than ", kMaxCondNesting, " deep"));
     t.emplace_back(p->second, e.index);
     return intern(std::move(t));
   }
@@ -234,14 +248,15 @@ class CondPass {
   absl::StatusOr<std::vector<proto::NodeDef>> rewrite(const Cond& c, GraphDef& out) {
     const proto::NodeDef& first = def_.node(c.merges.empty() ? c.switches.front() : c.merges.front());
     const std::string scope = first.name().substr(0, std::min(first.name().size(), first.name().rfind('/')));
-    const std::string if_name = unique_node_name(scope);
-    const std::string names[2] = {unique_function_name(scope, "_false", used_names_), unique_function_name(scope, "_true", used_names_)};
+    const std::string if_name =
+        names_.take(valid_node_name(scope) ? scope : "cond", [&](const std::string& n) { return index_.by_name.contains(n); });
+    const std::string names[2] = {names_.function_name(scope, "_false"), names_.function_name(scope, "_true")};
     std::vector<std::string> args;
     proto::AttrValue tin, tout;
     tin.mutable_list();
     tout.mutable_list();
     for (size_t i = 0; i < c.switches.size(); ++i) {
-      args.push_back(argument_name(absl::StrCat("input_", i), index_));
+      args.push_back(argument_name(absl::StrCat("input_", i), index_, arg_names_));
       const proto::AttrValue* t = attr_of(def_.node(c.switches[i]), "T");
       if (t == nullptr) return error(c.switches[i], absl::StatusCode::kInvalidArgument, "attr 'T' (a type) is missing");
       tin.mutable_list()->add_type(t->type());
@@ -358,15 +373,11 @@ class CondPass {
     return absl::OkStatus();
   }
 
-  std::string unique_node_name(const std::string& base) {
-    std::string name = base;
-    for (int k = 1; index_.by_name.contains(name) || !used_names_.insert(name).second; ++k) name = absl::StrCat(base, "_", k);
-    return name;
-  }
-
   const GraphDef& def_;
   const std::map<std::string, Tensor>& mapped_;    // input_map by "name:index"
-  absl::flat_hash_set<std::string>& used_names_;   // functions and nodes named so far
+  NameAllocator& names_;
+  absl::flat_hash_map<std::string, std::string> arg_names_;  // argument_name's, this pass
+  std::vector<bool> loop_merge_;                    // a while loop's Merge (of an Enter or NextIteration)
   V1Index index_;
   absl::flat_hash_map<int, int> pred_of_switch_;   // the Switches of run-time predicates
   absl::flat_hash_map<int, int> merge_pred_;       // the Merges that join their two sides
@@ -378,28 +389,12 @@ class CondPass {
 
 }  // namespace
 
-absl::StatusOr<std::optional<GraphDef>> functionalize_v1_conds(const GraphDef& graph_def,
-                                                               const proto::FunctionDefLibrary& library,
-                                                               const std::map<std::string, Tensor>& input_map) {
-  std::map<std::string, Tensor> mapped;  // "x" and "x:0" name one tensor
-  for (const auto& [key, tensor] : input_map) {
-    auto [name, index] = split_tensor_name(key);
-    mapped.emplace(absl::StrCat(absl::string_view(name.data(), name.size()), ":", index), tensor);
-  }
-  absl::flat_hash_set<std::string> used_names;
-  for (const proto::FunctionDef& f : library.function()) used_names.insert(f.signature().name());
-  GraphDef current = graph_def;
-  *current.mutable_library() = library;
-  bool rewrote_any = false;
-  for (int pass = 0; pass <= kMaxCondNesting; ++pass) {  // one per level of nesting
-    GraphDef next;
-    TF_ASSIGN_OR_RETURN(bool rewrote, CondPass(current, mapped, used_names).run(next));
-    if (!rewrote) break;
-    current = std::move(next);
-    rewrote_any = true;
-  }
-  if (!rewrote_any) return std::nullopt;
-  return current;
+absl::StatusOr<bool> rewrite_deepest_v1_conds(GraphDef& graph_def, const std::map<std::string, Tensor>& mapped,
+                                              NameAllocator& names) {
+  GraphDef next;
+  TF_ASSIGN_OR_RETURN(bool rewrote, CondPass(graph_def, mapped, names).run(next));
+  if (rewrote) graph_def = std::move(next);
+  return rewrote;
 }
 
 }  // namespace tapeflow::graph_def_internal

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "eager/tensor.h"
 #include "graph/graph_def.h"
+#include "graph/graph_def_v1_functions.h"
 
 namespace tapeflow::graph_def_internal {
 
@@ -29,18 +30,21 @@ namespace tapeflow::graph_def_internal {
 //   Assert) are control outputs. Each Merge stays under its own name as an Identity of the If's
 //   output, so names and return elements outside the cond keep their meaning;
 // - outer conds follow, with the inner If among their branch nodes (at most kMaxCondNesting).
+//   A cond whose branch holds a TensorFlow 1 while loop waits until the loop is a While, and a
+//   cond inside a loop is an If before the loop is rewritten: functionalize_v1_control_flow
+//   alternates the two rewrites, innermost first, as TensorFlow's pass does.
 // Named after the first Merge's scope ("cond/Merge" -> If "cond", functions "cond_true" and
-// "cond_false"). The predicate's value is read the way the resolver reads it: through Identity,
+// "cond_false"; a scope that is no node name gives "cond"). The predicate's value is read the way the resolver reads it: through Identity,
 // Snapshot, LogicalNot and PlaceholderWithDefault to a Const or a concrete input_map tensor;
 // those conds, and Switches on a loop's LoopCond, are left for the resolver and Note [TF1 while
 // loops]. A Merge's output 1 (value_index) read by a node, or a branch node reading an outer
 // tensor without a Switch, is an error naming the node.
 inline constexpr int kMaxCondNesting = 32;
 
-// graph_def with each tf.cond of a run-time predicate rewritten (its library: `library` plus the
-// branches); nullopt when it has none.
-absl::StatusOr<std::optional<GraphDef>> functionalize_v1_conds(const GraphDef& graph_def,
-                                                               const proto::FunctionDefLibrary& library,
-                                                               const std::map<std::string, Tensor>& input_map);
+// One pass: the deepest conds of a run-time predicate in `graph_def` rewritten (those holding a
+// while loop wait for Note [TF1 while loops]), their functions added to graph_def's library;
+// false when none was. `mapped`: input_map by "name:index"; `names`: shared with the loop rewrite.
+absl::StatusOr<bool> rewrite_deepest_v1_conds(GraphDef& graph_def, const std::map<std::string, Tensor>& mapped,
+                                              NameAllocator& names);
 
 }  // namespace tapeflow::graph_def_internal

@@ -216,9 +216,11 @@ class Resolver {
   // The import goes on only if every tagged node is one of such a guard's: a NoOp, Identity or
   // Const on either side, or, on the false side, an Assert whose condition is P itself (read
   // through no LogicalNot or feedable default); the Merge joining the sides has one live input
-  // from each and is read only as a control input (it becomes a NoOp after both). A Switch or a
+  // from each, an Assert before it on the false side (else it is a cond's output, fetched by
+  // name), and is read only as a control input (it becomes a NoOp after both). A Switch or a
   // Merge of one live input inside a side, anything else, is the error of a predicate known only
-  // at run time: running both sides would change what the graph does.
+  // at run time: running both sides would change what the graph does; the import then makes the
+  // cond an If (Note [TF1 conds as If]).
   struct Tag {
     std::string pred;  // "" when untagged
     int side = 0;
@@ -263,6 +265,7 @@ class Resolver {
       guard = absl::StrCat(def_.node(c.src).name(), ":", c.index) == tag.pred;
     }
     if (!guard) return unknown_predicate(tag.pred, n);
+    if (op == "Assert") asserted_.insert(tag.pred);
     if (!is_switch(n)) tags_[n] = tag;
     return absl::OkStatus();
   }
@@ -276,13 +279,13 @@ class Resolver {
   }
 
   // A Merge of several live inputs: the join of a guard's two sides (one live input from each,
-  // its control inputs untagged), read only as a control input.
+  // its control inputs untagged, an Assert on the false side), read only as a control input.
   absl::Status join_guard(int merge, const std::vector<int>& live) {
     std::vector<Input> data, control;
     for (const Input& e : inputs_[static_cast<size_t>(merge)]) (e.control() ? control : data).push_back(e);
     bool join = live.size() == 2;
     const Tag a = join ? tag_of(data[static_cast<size_t>(live[0])]) : Tag{}, b = join ? tag_of(data[static_cast<size_t>(live[1])]) : Tag{};
-    join = join && !a.pred.empty() && a.pred == b.pred && a.side != b.side;
+    join = join && !a.pred.empty() && a.pred == b.pred && a.side != b.side && asserted_.contains(a.pred);
     for (const Input& e : control) join = join && tag_of(e).pred.empty();
     if (!join)
       return node_error(absl::StatusCode::kUnimplemented, merge,
@@ -509,6 +512,7 @@ class Resolver {
   absl::flat_hash_map<int, std::string> guard_of_;
   absl::flat_hash_map<int, Tag> tags_;
   absl::flat_hash_set<int> joins_;
+  absl::flat_hash_set<std::string> asserted_;  // predicates with an Assert on their false side (a guard's)
   absl::flat_hash_map<std::string, std::pair<int, Predicate>> unknown_;
   mutable absl::flat_hash_map<int, std::string> value_index_names_;
   std::map<int, std::vector<std::string>> decided_by_default_;  // PlaceholderWithDefault -> the Switches
@@ -523,11 +527,33 @@ bool is_v1_control_flow_type(std::string_view op_type) {
 absl::StatusOr<std::optional<proto::GraphDef>> functionalize_v1_control_flow(const proto::GraphDef& graph_def,
                                                                             const proto::FunctionDefLibrary& library,
                                                                             const std::map<std::string, Tensor>& input_map) {
-  TF_ASSIGN_OR_RETURN(std::optional<proto::GraphDef> conds, functionalize_v1_conds(graph_def, library, input_map));
-  const proto::GraphDef& def = conds ? *conds : graph_def;
-  if (std::none_of(def.node().begin(), def.node().end(), [](const proto::NodeDef& n) { return is_v1_loop_type(n.op()); }))
-    return conds;
-  return functionalize_v1_while_loops(def, conds ? conds->library() : library);
+  std::map<std::string, Tensor> mapped;  // "x" and "x:0" name one tensor
+  for (const auto& [key, tensor] : input_map) {
+    auto [name, index] = split_tensor_name(key);
+    mapped.emplace(absl::StrCat(absl::string_view(name.data(), name.size()), ":", index), tensor);
+  }
+  proto::GraphDef def = graph_def;
+  *def.mutable_library() = library;
+  NameAllocator names;  // not the library's functions, nor an op type (a call by name)
+  for (const proto::FunctionDef& f : library.function()) names.reserve(f.signature().name());
+  for (const proto::NodeDef& n : graph_def.node()) names.reserve(n.op());
+  // Innermost first: the deepest conds that hold no loop, else the innermost loops. Each round
+  // rewrites one level of one or the other, so the rounds are bounded by the nesting.
+  constexpr int kMaxRounds = 2 * (kMaxCondNesting + kMaxLoopNesting) + 2;
+  bool rewrote_any = false;
+  for (int round = 0;; ++round) {
+    if (round > kMaxRounds)
+      return absl::ResourceExhaustedError(absl::StrCat("[import_graph_def] TensorFlow 1 conds and while loops nest more "
+                                                       "than ", kMaxRounds, " levels deep in all"));
+    TF_ASSIGN_OR_RETURN(bool rewrote, rewrite_deepest_v1_conds(def, mapped, names));
+    if (!rewrote) {
+      TF_ASSIGN_OR_RETURN(rewrote, rewrite_innermost_v1_loops(def, names));
+    }
+    if (!rewrote) break;
+    rewrote_any = true;
+  }
+  if (!rewrote_any) return std::nullopt;
+  return def;
 }
 
 absl::StatusOr<ResolvedControlFlow> resolve_v1_control_flow(const proto::GraphDef& graph_def,

@@ -69,19 +69,44 @@ void emit_rewritten(const GraphDef& def, const V1Index& index, const std::vector
   for (proto::NodeDef& nd : at_end) *out.add_node() = std::move(nd);
 }
 
-std::string unique_function_name(std::string_view scope, std::string_view suffix, absl::flat_hash_set<std::string>& used) {
+bool is_v1_loop_type(std::string_view t) {
+  return t == "Enter" || t == "Exit" || t == "NextIteration" || t == "LoopCond" || t == "RefEnter" || t == "RefExit" ||
+         t == "RefNextIteration";
+}
+
+std::string NameAllocator::take(const std::string& base, absl::FunctionRef<bool(const std::string&)> taken) {
+  int& k = next_[base];  // 0: the base itself is still to try
+  for (;; ++k) {
+    std::string name = k == 0 ? base : absl::StrCat(base, "_", k);
+    if (!taken(name) && used_.insert(name).second) {
+      ++k;
+      return name;
+    }
+  }
+}
+
+std::string NameAllocator::function_name(std::string_view scope, std::string_view suffix) {
   std::string base;
   for (char c : scope) base.push_back(std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
   if (base.empty() || !std::isalpha(static_cast<unsigned char>(base[0]))) base.insert(0, "f_");
   base.append(suffix);
-  std::string name = base;
-  for (int k = 1; !used.insert(name).second; ++k) name = absl::StrCat(base, "_", k);
-  return name;
+  return take(base, [](const std::string&) { return false; });
 }
 
-std::string argument_name(std::string base, const V1Index& index) {
-  while (index.by_name.contains(base)) base.push_back('_');
-  return base;
+bool valid_node_name(std::string_view name) {
+  if (name.empty() || !(std::isalnum(static_cast<unsigned char>(name[0])) || name[0] == '.')) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '/' || c == '>' || c == '-';
+  });
+}
+
+std::string argument_name(const std::string& base, const V1Index& index, absl::flat_hash_map<std::string, std::string>& names) {
+  auto [it, fresh] = names.try_emplace(base);
+  if (fresh) {
+    it->second = base;
+    for (int k = 1; index.by_name.contains(it->second); ++k) it->second = absl::StrCat(base, "_", k);
+  }
+  return it->second;
 }
 
 }  // namespace tapeflow::graph_def_internal

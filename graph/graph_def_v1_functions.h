@@ -44,11 +44,30 @@ void keep_colocations(proto::NodeDef& node, const V1Index& index, absl::Function
 void emit_rewritten(const GraphDef& def, const V1Index& index, const std::vector<bool>& removed,
                     std::vector<std::vector<proto::NodeDef>>& before, std::vector<proto::NodeDef>& at_end, GraphDef& out);
 
-// A function name of TensorFlow's characters made from a name scope ("while/while" ->
-// "while_while"), unique among `used` (which it joins) with `suffix` appended.
-std::string unique_function_name(std::string_view scope, std::string_view suffix, absl::flat_hash_set<std::string>& used);
+bool is_v1_loop_type(std::string_view op_type);  // Enter, Exit, NextIteration, LoopCond (and Ref*)
 
-// `base`, or base with '_' appended until it names no node (a function argument's name).
-std::string argument_name(std::string base, const V1Index& index);
+// The names the rewrites hand out (If and While nodes, their functions), unique among each other
+// and what `reserve` was given; each base's next suffix is kept, so many names of one base cost
+// linear time.
+class NameAllocator {
+ public:
+  void reserve(std::string name) { used_.insert(std::move(name)); }
+  // `base`, or base_k for the least k not handed out that `taken` does not refuse.
+  std::string take(const std::string& base, absl::FunctionRef<bool(const std::string&)> taken);
+  // A function name of TensorFlow's characters from a name scope ("while/while" ->
+  // "while_while") with `suffix` appended.
+  std::string function_name(std::string_view scope, std::string_view suffix);
+
+ private:
+  absl::flat_hash_set<std::string> used_;
+  absl::flat_hash_map<std::string, int> next_;
+};
+
+// A node name TensorFlow accepts ([A-Za-z0-9.][A-Za-z0-9_./>-]*).
+bool valid_node_name(std::string_view name);
+
+// A function argument's name: `base`, or base_k naming no node of the GraphDef, the same for one
+// base within one pass (cached in `names`).
+std::string argument_name(const std::string& base, const V1Index& index, absl::flat_hash_map<std::string, std::string>& names);
 
 }  // namespace tapeflow::graph_def_internal

@@ -53,7 +53,7 @@ const proto::AttrValue* attr_of(const proto::NodeDef& nd, const char* key) {
 // One rewrite of the innermost loops of `def` (their frames have no frames inside).
 class Pass {
  public:
-  Pass(const GraphDef& def, absl::flat_hash_set<std::string>& used_names) : def_(def), used_names_(used_names) {}
+  Pass(const GraphDef& def, NameAllocator& names) : def_(def), names_(names) {}
 
   // false: the GraphDef has no loops left.
   absl::StatusOr<bool> run(GraphDef& out) {
@@ -139,12 +139,9 @@ class Pass {
           fresh_frame.name = name->s();
           fresh_frame.parent = f;
           if (f >= 0) frames_[static_cast<size_t>(f)].has_child = true;
-        } else if (int& parent = frames_[static_cast<size_t>(it->second)].parent; parent != f && f >= 0) {
-          if (parent >= 0)  // an Enter of the root frame's tensor beside them is read as the outer loop's
-            return error(i, absl::StatusCode::kInvalidArgument,
-                         absl::StrCat("enters frame '", name->s(), "' from another frame than its other Enters"));
-          parent = f;
-          frames_[static_cast<size_t>(f)].has_child = true;
+        } else if (frames_[static_cast<size_t>(it->second)].parent != f) {  // frames nest as a tree
+          return error(i, absl::StatusCode::kInvalidArgument,
+                       absl::StrCat("enters frame '", name->s(), "' from another frame than its other Enters (Note [TF1 while loops])"));
         }
         frame_of_[static_cast<size_t>(i)] = it->second;
       } else if (is_exit(op(i))) {
@@ -271,13 +268,6 @@ class Pass {
     return out;
   }
 
-  // A While node's name: `base`, or base_k, naming no node yet.
-  std::string unique_name(const std::string& base) {
-    std::string name = base;
-    for (int k = 1; index_.by_name.contains(name) || !used_names_.insert(name).second; ++k) name = absl::StrCat(base, "_", k);
-    return name;
-  }
-
   // The text a function's node or result reads for data input e, inside the cond or the body.
   absl::StatusOr<std::string> tensor_in_function(int f, int reader, const Edge& e, bool body,
                                                  const absl::flat_hash_set<int>& nodes) const {
@@ -371,13 +361,14 @@ class Pass {
     // Names: the node after the frame ("while/while_context" -> "while"), the functions after it.
     std::string base = fr.name;
     if (base.ends_with("/while_context")) base.resize(base.size() - std::string_view("/while_context").size());
-    const std::string node_name = unique_name(base);
-    const std::string cond_name = unique_function_name(base, "_cond", used_names_);
-    const std::string body_name = unique_function_name(base, "_body", used_names_);
+    const std::string node_name = names_.take(valid_node_name(base) ? base : "while",
+                                              [&](const std::string& n) { return index_.by_name.contains(n); });
+    const std::string cond_name = names_.function_name(base, "_cond"), body_name = names_.function_name(base, "_body");
     var_args_.clear();
     capture_args_.clear();
-    for (size_t k = 0; k < vars_.size(); ++k) var_args_.push_back(argument_name(absl::StrCat("loop_var_", k), index_));
-    for (size_t j = 0; j < captures_.size(); ++j) capture_args_.push_back(argument_name(absl::StrCat("captured_", j), index_));
+    for (size_t k = 0; k < vars_.size(); ++k) var_args_.push_back(argument_name(absl::StrCat("loop_var_", k), index_, arg_names_));
+    for (size_t j = 0; j < captures_.size(); ++j)
+      capture_args_.push_back(argument_name(absl::StrCat("captured_", j), index_, arg_names_));
 
     const std::vector<Edge>& pred_in = index_.inputs[static_cast<size_t>(loop_cond_)];
     const std::vector<int> cond_nodes = closure(f, {pred_in[0].src});
@@ -457,7 +448,8 @@ class Pass {
   }
 
   const GraphDef& def_;
-  absl::flat_hash_set<std::string>& used_names_;  // functions and While nodes named so far
+  NameAllocator& names_;
+  absl::flat_hash_map<std::string, std::string> arg_names_;  // argument_name's, this pass
   V1Index index_;
   std::vector<int> frame_of_;   // -1: the root frame
   std::vector<Frame> frames_;
@@ -471,23 +463,11 @@ class Pass {
 
 }  // namespace
 
-bool is_v1_loop_type(std::string_view t) {
-  return t == "Enter" || t == "Exit" || t == "NextIteration" || t == "LoopCond" || t == "RefEnter" || t == "RefExit" ||
-         t == "RefNextIteration";
-}
-
-absl::StatusOr<GraphDef> functionalize_v1_while_loops(const GraphDef& graph_def, const proto::FunctionDefLibrary& library) {
-  absl::flat_hash_set<std::string> used_names;
-  for (const proto::FunctionDef& f : library.function()) used_names.insert(f.signature().name());
-  GraphDef current = graph_def;
-  *current.mutable_library() = library;
-  // One pass per level of nesting (Pass refuses more than kMaxLoopNesting levels).
-  for (;;) {
-    GraphDef next;
-    TF_ASSIGN_OR_RETURN(bool rewrote, Pass(current, used_names).run(next));
-    if (!rewrote) return current;
-    current = std::move(next);
-  }
+absl::StatusOr<bool> rewrite_innermost_v1_loops(GraphDef& graph_def, NameAllocator& names) {
+  GraphDef next;
+  TF_ASSIGN_OR_RETURN(bool rewrote, Pass(graph_def, names).run(next));
+  if (rewrote) graph_def = std::move(next);
+  return rewrote;
 }
 
 }  // namespace tapeflow::graph_def_internal

@@ -6,6 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "graph/graph_def.h"
+#include "graph/graph_def_v1_functions.h"
 
 namespace tapeflow::graph_def_internal {
 
@@ -30,18 +31,18 @@ namespace tapeflow::graph_def_internal {
 // - each Exit_k stays under its own name as an Identity of the While's output k, so names,
 //   input_map and return elements outside the loop keep their meaning.
 // Named after the frame ("while/while_context" -> node "while", functions "while_cond" and
-// "while_body", each uniquified). Loop variables keep their rank and may change dims between
+// "while_body", each uniquified; a frame name that is no node name gives "while"). Loop variables keep their rank and may change dims between
 // iterations (a frozen GraphDef does not hold tf.while_loop's shape_invariants), unless the
 // Merge carries `_output_shapes`. Nested loops are rewritten innermost first (at most
 // kMaxLoopNesting deep). Anything that is not this structure (a loop variable without its
-// Switch, two LoopConds, a node reading two frames, Ref variants) is a typed error naming the
-// loop and the node. A tf.cond inside a loop stays Switch and Merge in the body, which the
-// body's import resolves as Note [Control flow v1 in a GraphDef] says.
+// Switch, two LoopConds, a node reading two frames, an Enter into a frame from another frame than
+// its other Enters, Ref variants) is a typed error naming the loop and the node. Conds and loops
+// inside each other are rewritten innermost first (Note [TF1 conds as If]).
 inline constexpr int kMaxLoopNesting = 32;
 
-bool is_v1_loop_type(std::string_view op_type);  // Enter, Exit, NextIteration, LoopCond (and Ref*)
-
-// graph_def with every while loop rewritten; its library is `library` plus the loops' functions.
-absl::StatusOr<GraphDef> functionalize_v1_while_loops(const GraphDef& graph_def, const proto::FunctionDefLibrary& library);
+// One pass: each innermost loop of `graph_def` (a frame holding no other) rewritten, its
+// functions added to graph_def's library; false when it has no loops. `names`: shared with the
+// cond rewrite (functionalize_v1_control_flow, graph/graph_def_control_flow.h, runs both).
+absl::StatusOr<bool> rewrite_innermost_v1_loops(GraphDef& graph_def, NameAllocator& names);
 
 }  // namespace tapeflow::graph_def_internal

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "graph/graph_def.h"
 #include "tapeflow.h"
 #include "tests/graph/tf1_graph_text.h"
@@ -103,6 +104,7 @@ TEST(GraphDefCondsTest, NestedCondsBecomeAnIfInsideTheOuterIfsBranch) {
   EXPECT_EQ(run(g, "cond/Merge:0", true, true), (std::vector<float>{2, 4, 6}));
   EXPECT_EQ(run(g, "cond/Merge:0", true, false), (std::vector<float>{3, 6, 9}));
   EXPECT_EQ(run(g, "cond/Merge:0", false, true), (std::vector<float>{2, 3, 4}));
+  EXPECT_EQ(run(g, "cond/Merge:0", false, false), (std::vector<float>{2, 3, 4}));
   const GraphDef def = to_graph_def(g);
   std::vector<std::string> functions;
   for (const auto& f : def.library().function()) functions.push_back(f.signature().name());
@@ -131,6 +133,73 @@ TEST(GraphDefCondsTest, ACondInsideAWhileLoopsBodyBecomesAnIfInTheWhilesBody) {
   EXPECT_EQ(g.get_operation_by_name("while").type(), "While");
   Session sess(g);
   EXPECT_EQ(sess.run(g.get_tensor_by_name("while/Exit_1:0")).to_vector<int32_t>(), std::vector<int32_t>{23});
+  const GraphDef def = to_graph_def(g);  // the If runs in the While's body
+  std::vector<std::string> body_ops;
+  for (const auto& f : def.library().function())
+    if (f.signature().name() == "while_body")
+      for (const auto& nd : f.node_def()) body_ops.push_back(nd.op());
+  EXPECT_THAT(body_ops, ::testing::Contains("If"));
+}
+
+// while tf.cond(flag, lambda: i < 3, lambda: i < 6): i += 1 -- a cond in the loop's condition,
+// whose Switches switch the loop's Merge itself.
+TEST(GraphDefCondsTest, ACondInsideAWhileLoopsConditionBecomesAnIfInTheWhilesCond) {
+  const std::string c = "while/cond";
+  const std::string text =
+      node("flag", "Placeholder", {}, "attr { key: \"dtype\" value { type: DT_BOOL } } attr { key: \"shape\" value { shape { } } }") +
+      int_const("i0", 0) + loop_var("while", "", "i0", "DT_INT32") +
+      enter("while/cond/Enter", "flag", "DT_BOOL", "while/while_context", true) + cond_head(c, "while/cond/Enter") +
+      switch_of(c + "/Less/Switch", "while/Merge", c + "/pred_id", "DT_INT32") + int_const(c + "/Less/y", 3, c + "/switch_t") +
+      node(c + "/Less", "Less", {c + "/Less/Switch:1", c + "/Less/y"}, type_attr("DT_INT32")) +
+      switch_of(c + "/Less_1/Switch", "while/Merge", c + "/pred_id", "DT_INT32") + int_const(c + "/Less_1/y", 6, c + "/switch_f") +
+      node(c + "/Less_1", "Less", {c + "/Less_1/Switch", c + "/Less_1/y"}, type_attr("DT_INT32")) +
+      merge(c + "/Merge", c + "/Less_1", c + "/Less", "DT_BOOL") + node("while/LoopCond", "LoopCond", {c + "/Merge"}) +
+      int_const("while/add/y", 1, "while/Identity") +
+      node("while/add", "AddV2", {"while/Identity", "while/add/y"}, type_attr("DT_INT32")) +
+      next_iteration("while", "", "while/add", "DT_INT32");
+  const Graph g = graph_from_graph_def(graph_def_from_text(text));
+  Session sess(g);
+  for (bool flag : {true, false})
+    EXPECT_EQ(sess.run(g.get_tensor_by_name("while/Exit:0"), {{g.get_tensor_by_name("flag:0"), Tensor(flag)}}).to_vector<int32_t>(),
+              std::vector<int32_t>{flag ? 3 : 6});
+}
+
+// tf.cond(p, lambda: tf.while_loop(lambda i: i < 5, lambda i: i + 1, [0]), lambda: 100): the
+// loop becomes a While first, then the cond an If with the While in its true branch.
+TEST(GraphDefCondsTest, AWhileLoopInsideACondsBranchBecomesAWhileInTheIfsBranch) {
+  const std::string w = "cond/while";
+  const std::string text =
+      kInputs + cond_head("cond", "p") + int_const("cond/Const", 0, "cond/switch_t") + loop_var(w, "", "cond/Const", "DT_INT32") +
+      int_const(w + "/Less/y", 5, w + "/Merge") + node(w + "/Less", "Less", {w + "/Merge", w + "/Less/y"}, type_attr("DT_INT32")) +
+      node(w + "/LoopCond", "LoopCond", {w + "/Less"}) + int_const(w + "/add/y", 1, w + "/Identity") +
+      node(w + "/add", "AddV2", {w + "/Identity", w + "/add/y"}, type_attr("DT_INT32")) +
+      next_iteration(w, "", w + "/add", "DT_INT32") + int_const("cond/Const_1", 100, "cond/switch_f") +
+      merge("cond/Merge", "cond/Const_1", w + "/Exit", "DT_INT32");
+  const Graph g = graph_from_graph_def(graph_def_from_text(text));
+  EXPECT_EQ(g.get_operation_by_name("cond").type(), "If");
+  Session sess(g);
+  for (bool p : {true, false})
+    EXPECT_EQ(sess.run(g.get_tensor_by_name("cond/Merge:0"), {{g.get_tensor_by_name("p:0"), Tensor(p)}}).to_vector<int32_t>(),
+              std::vector<int32_t>{p ? 5 : 100});
+}
+
+// tf.cond(p, lambda: x, lambda: y) frozen without switch_t and switch_f (nothing read them): the
+// Merge reads the two Switches; and three such conds in one scope get names of their own.
+TEST(GraphDefCondsTest, BranchesThatOnlyPassATensorThroughAndCondsSharingAScope) {
+  std::string text = kInputs + node("y", "Placeholder", {}, "attr { key: \"dtype\" value { type: DT_FLOAT } } attr { key: "
+                                                             "\"shape\" value { shape { dim { size: 3 } } } }");
+  for (const std::string k : {"", "_1", "_2"})
+    text += switch_of("c/Switch" + k, "x", "p", "DT_FLOAT") + switch_of("c/Switch_y" + k, "y", "p", "DT_FLOAT") +
+            merge("c/Merge" + k, "c/Switch_y" + k, "c/Switch" + k + ":1", "DT_FLOAT");
+  const Graph g = graph_from_graph_def(graph_def_from_text(text));
+  for (const std::string name : {"c", "c_1", "c_2"}) EXPECT_EQ(g.get_operation_by_name(name).type(), "If") << name;
+  Session sess(g);
+  const Tensor x(std::vector<float>{1, 2, 3}, Shape{3}), y(std::vector<float>{7, 8, 9}, Shape{3});
+  for (bool p : {true, false})
+    EXPECT_EQ(sess.run(g.get_tensor_by_name("c/Merge_2:0"),
+                       {{g.get_tensor_by_name("x:0"), x}, {g.get_tensor_by_name("y:0"), y}, {g.get_tensor_by_name("p:0"), Tensor(p)}})
+                  .to_vector<float>(),
+              (p ? x : y).to_vector<float>());
 }
 
 TEST(GraphDefCondsTest, WhatAnIfCannotSayIsATypedErrorNamingTheNode) {
@@ -142,6 +211,18 @@ TEST(GraphDefCondsTest, WhatAnIfCannotSayIsATypedErrorNamingTheNode) {
   const std::string value_index = cond_graph() + node("taken", "Identity", {"cond/Merge:1"}, type_attr("DT_INT32"));
   EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(graph_def_from_text(value_index)); }),
               AllOf(HasSubstr("node 'taken' (Identity)"), HasSubstr("reads which branch Merge 'cond/Merge' took")));
+  // Nesting is bounded: a Switch on each of 33 predicates, each switching the last one's true side.
+  std::string deep = kInputs;
+  std::string data = "x";
+  for (int d = 0; d < 33; ++d) {
+    const std::string pred = absl::StrCat("p", d), sw = absl::StrCat("s", d);
+    deep += node(pred, "Placeholder", {}, "attr { key: \"dtype\" value { type: DT_BOOL } } attr { key: \"shape\" value { shape { } } }") +
+            switch_of(sw, data, pred, "DT_FLOAT");
+    data = sw + ":1";
+  }
+  deep += node("end", "Identity", {data}, type_attr("DT_FLOAT"));
+  EXPECT_THAT(error_of<ResourceExhaustedError>([&] { graph_from_graph_def(graph_def_from_text(deep)); }),
+              HasSubstr("is inside TensorFlow 1 conds nested more than 32 deep"));
   // Both sides of one predicate read without a Merge.
   const std::string both = cond_graph() + node("both", "AddV2", {"cond/mul", "cond/add"}, type_attr("DT_FLOAT"));
   EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(graph_def_from_text(both)); }),

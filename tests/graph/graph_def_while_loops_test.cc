@@ -174,10 +174,10 @@ TEST(GraphDefWhileLoopsTest, ABodyNodeNothingReadsStillRunsEachIteration) {
 }
 
 TEST(GraphDefWhileLoopsTest, MalformedLoopsAreTypedErrorsNamingTheLoopAndTheNode) {
-  // LoopCond's role taken by a plain Identity.
-  const std::string no_cond = replaced(kCounter, "op: \"LoopCond\"", "op: \"Identity\"");
-  EXPECT_THAT(error_of<InvalidArgumentError>([&] { graph_from_graph_def(graph_def_from_text(no_cond)); }),
-              HasSubstr("in TensorFlow 1 while loop 'while/while_context': the loop has no LoopCond"));
+  const std::string two_conds = replaced(kCounter, "versions", node("while/LoopCond_1", "LoopCond", {"while/Less"}) + "versions");
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] { graph_from_graph_def(graph_def_from_text(two_conds)); }),
+              HasSubstr("node 'while/LoopCond_1' (LoopCond): in TensorFlow 1 while loop 'while/while_context': a second "
+                        "LoopCond in one loop"));
   // The body reads a tensor of the root frame without an Enter.
   const std::string outside = replaced(kCounter, "input: \"while/add/y\"", "input: \"Const\"");
   EXPECT_THAT(error_of<InvalidArgumentError>([&] { graph_from_graph_def(graph_def_from_text(outside)); }),
@@ -191,6 +191,12 @@ TEST(GraphDefWhileLoopsTest, MalformedLoopsAreTypedErrorsNamingTheLoopAndTheNode
   const std::string ref = replaced(kCounter, "op: \"Enter\"", "op: \"RefEnter\"");
   EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(graph_def_from_text(ref)); }),
               HasSubstr("a loop over reference variables; freeze the graph first"));
+  // Frames nest as a tree: an Enter into a frame from inside it (which would make the frame its
+  // own parent) is refused, as is one from a third frame.
+  const GraphDef self = graph_def_from_text(int_const("c", 0) + enter("e1", "c", "DT_INT32", "A", false) +
+                                            enter("e2", "e1", "DT_INT32", "A", false));
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] { graph_from_graph_def(self); }),
+              HasSubstr("node 'e2' (Enter): enters frame 'A' from another frame than its other Enters"));
   // Nesting is bounded: 33 loops, each inside the last.
   std::string deep = int_const("c", 0);
   std::string outer = "c";

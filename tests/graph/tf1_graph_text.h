@@ -2,6 +2,7 @@
 // tf.while_loop and tf.cond make, as TensorFlow 1.15 prints them.
 #pragma once
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,9 @@ inline std::string loop_var(const std::string& scope, const std::string& var, co
 }
 // `text` with the first `from` replaced by `to`.
 inline std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  return text.replace(text.find(from), from.size(), to);
+  const size_t at = text.find(from);
+  if (at == std::string::npos) throw std::logic_error("replaced: '" + from + "' is not in the text");
+  return text.replace(at, from.size(), to);
 }
 inline std::string next_iteration(const std::string& scope, const std::string& var, const std::string& value, const std::string& dtype) {
   return node(scope + "/NextIteration" + var, "NextIteration", {value}, type_attr(dtype));
