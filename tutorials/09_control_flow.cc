@@ -5,8 +5,9 @@
 // decision could not become part of the graph. Written with tapeflow's cond and while_loop
 // (TensorFlow's tf.cond and tf.while_loop), the same code runs eagerly, is traced by function()
 // into one graph whose StatelessIf and StatelessWhile nodes decide at run time, and is saved,
-// loaded and served like any model. The example: square roots by Newton's method, iterating
-// until the answer is good enough, so the number of iterations depends on the input.
+// loaded and served like any model; and the same computation frozen by TensorFlow 1 loads and
+// runs too. The example: square roots by Newton's method, iterating until the answer is good
+// enough, so the number of iterations depends on the input.
 //
 // Run: ./build/tutorials/09_control_flow
 #include <cmath>
@@ -36,6 +37,60 @@ std::vector<Tensor> newton_sqrt(const Tensor& a) {
       [&](const std::vector<Tensor>& v) { return std::vector<Tensor>{(v[0] + a / v[0]) * 0.5f, v[1] + 1}; },
       {guess, Tensor(int32_t{0})}, {.maximum_iterations = 100});
 }
+
+// The same computation as a team's TensorFlow 1.15 model froze it (tf.cond and tf.while_loop
+// written as Switch, Merge, Enter, LoopCond, NextIteration and Exit nodes), in the text format
+// TensorFlow prints. tapeflow reads the cond as an If and the loop as a While.
+constexpr char kTensorFlow1Newton[] = R"pb(
+node { name: "a" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } attr { key: "shape" value { shape { dim { size: 3 } } } } }
+node { name: "Const" op: "Const" attr { key: "dtype" value { type: DT_INT32 } } attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } int_val: 0 } } } }
+node { name: "Max" op: "Max" input: "a" input: "Const" attr { key: "T" value { type: DT_FLOAT } } attr { key: "Tidx" value { type: DT_INT32 } } attr { key: "keep_dims" value { b: false } } }
+node { name: "Greater/y" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } } attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 1 } } } }
+node { name: "Greater" op: "Greater" input: "Max" input: "Greater/y" attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "cond/Switch" op: "Switch" input: "Greater" input: "Greater" attr { key: "T" value { type: DT_BOOL } } }
+node { name: "cond/switch_t" op: "Identity" input: "cond/Switch:1" attr { key: "T" value { type: DT_BOOL } } }
+node { name: "cond/switch_f" op: "Identity" input: "cond/Switch" attr { key: "T" value { type: DT_BOOL } } }
+node { name: "cond/pred_id" op: "Identity" input: "Greater" attr { key: "T" value { type: DT_BOOL } } }
+node { name: "cond/truediv/y" op: "Const" input: "^cond/switch_t" attr { key: "dtype" value { type: DT_FLOAT } } attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 2 } } } }
+node { name: "cond/truediv" op: "RealDiv" input: "cond/truediv/Switch:1" input: "cond/truediv/y" attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "cond/truediv/Switch" op: "Switch" input: "a" input: "cond/pred_id" attr { key: "T" value { type: DT_FLOAT } } attr { key: "_class" value { list { s: "loc:@a" } } } }
+node { name: "cond/ones_like" op: "Const" input: "^cond/switch_f" attr { key: "dtype" value { type: DT_FLOAT } } attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 3 } } float_val: 1 } } } }
+node { name: "cond/Merge" op: "Merge" input: "cond/ones_like" input: "cond/truediv" attr { key: "N" value { i: 2 } } attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "Const_1" op: "Const" attr { key: "dtype" value { type: DT_INT32 } } attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 0 } } } }
+node { name: "while/Enter" op: "Enter" input: "cond/Merge" attr { key: "T" value { type: DT_FLOAT } } attr { key: "frame_name" value { s: "while/while_context" } } attr { key: "is_constant" value { b: false } } attr { key: "parallel_iterations" value { i: 10 } } }
+node { name: "while/Enter_1" op: "Enter" input: "Const_1" attr { key: "T" value { type: DT_INT32 } } attr { key: "frame_name" value { s: "while/while_context" } } attr { key: "is_constant" value { b: false } } attr { key: "parallel_iterations" value { i: 10 } } }
+node { name: "while/Merge" op: "Merge" input: "while/Enter" input: "while/NextIteration" attr { key: "N" value { i: 2 } } attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "while/Merge_1" op: "Merge" input: "while/Enter_1" input: "while/NextIteration_1" attr { key: "N" value { i: 2 } } attr { key: "T" value { type: DT_INT32 } } }
+node { name: "while/mul" op: "Mul" input: "while/Merge" input: "while/Merge" attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "while/sub/Enter" op: "Enter" input: "a" attr { key: "T" value { type: DT_FLOAT } } attr { key: "frame_name" value { s: "while/while_context" } } attr { key: "is_constant" value { b: true } } attr { key: "parallel_iterations" value { i: 10 } } }
+node { name: "while/sub" op: "Sub" input: "while/mul" input: "while/sub/Enter" attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "while/Abs" op: "Abs" input: "while/sub" attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "while/truediv" op: "RealDiv" input: "while/Abs" input: "while/sub/Enter" attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "while/Const" op: "Const" input: "^while/Merge" attr { key: "dtype" value { type: DT_INT32 } } attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } int_val: 0 } } } }
+node { name: "while/Max" op: "Max" input: "while/truediv" input: "while/Const" attr { key: "T" value { type: DT_FLOAT } } attr { key: "Tidx" value { type: DT_INT32 } } attr { key: "keep_dims" value { b: false } } }
+node { name: "while/Greater/y" op: "Const" input: "^while/Merge" attr { key: "dtype" value { type: DT_FLOAT } } attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 1e-06 } } } }
+node { name: "while/Greater" op: "Greater" input: "while/Max" input: "while/Greater/y" attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "while/Less/y" op: "Const" input: "^while/Merge" attr { key: "dtype" value { type: DT_INT32 } } attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 100 } } } }
+node { name: "while/Less" op: "Less" input: "while/Merge_1" input: "while/Less/y" attr { key: "T" value { type: DT_INT32 } } }
+node { name: "while/LogicalAnd" op: "LogicalAnd" input: "while/Greater" input: "while/Less" }
+node { name: "while/LoopCond" op: "LoopCond" input: "while/LogicalAnd" }
+node { name: "while/Switch" op: "Switch" input: "while/Merge" input: "while/LoopCond" attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "while/Switch_1" op: "Switch" input: "while/Merge_1" input: "while/LoopCond" attr { key: "T" value { type: DT_INT32 } } }
+node { name: "while/Identity" op: "Identity" input: "while/Switch:1" attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "while/Identity_1" op: "Identity" input: "while/Switch_1:1" attr { key: "T" value { type: DT_INT32 } } }
+node { name: "while/truediv_1/Enter" op: "Enter" input: "a" attr { key: "T" value { type: DT_FLOAT } } attr { key: "frame_name" value { s: "while/while_context" } } attr { key: "is_constant" value { b: true } } attr { key: "parallel_iterations" value { i: 10 } } }
+node { name: "while/truediv_1" op: "RealDiv" input: "while/truediv_1/Enter" input: "while/Identity" attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "while/add" op: "AddV2" input: "while/Identity" input: "while/truediv_1" attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "while/mul_1/y" op: "Const" input: "^while/Identity" attr { key: "dtype" value { type: DT_FLOAT } } attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 0.5 } } } }
+node { name: "while/mul_1" op: "Mul" input: "while/add" input: "while/mul_1/y" attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "while/add_1/y" op: "Const" input: "^while/Identity" attr { key: "dtype" value { type: DT_INT32 } } attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 1 } } } }
+node { name: "while/add_1" op: "AddV2" input: "while/Identity_1" input: "while/add_1/y" attr { key: "T" value { type: DT_INT32 } } }
+node { name: "while/NextIteration" op: "NextIteration" input: "while/mul_1" attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "while/NextIteration_1" op: "NextIteration" input: "while/add_1" attr { key: "T" value { type: DT_INT32 } } }
+node { name: "while/Exit" op: "Exit" input: "while/Switch" attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "while/Exit_1" op: "Exit" input: "while/Switch_1" attr { key: "T" value { type: DT_INT32 } } }
+versions { producer: 134 }
+)pb";
 
 bool same(const Tensor& x, const Tensor& y) { return x.to_vector<float>() == y.to_vector<float>(); }
 
@@ -98,7 +153,22 @@ int main() {
   std::cout << "served from " << std::filesystem::path(dir).filename().string()
             << ": same as eager: " << (served_same ? "yes" : "NO") << "\n";
   std::filesystem::remove_all(dir);
-  if (!all_same || !served_same) return 1;
+
+  // 5. A model TensorFlow 1 froze: its tf.cond and tf.while_loop are read as an If and a While
+  // (Note [TF1 conds as If], Note [TF1 while loops]); the Exit nodes keep their names.
+  const Graph tf1 = graph_from_graph_def(graph_def_from_text(kTensorFlow1Newton));
+  std::cout << "TensorFlow 1 graph:";
+  for (const Operation& op : tf1.get_operations())
+    if (op.type() == "If" || op.type() == "While") std::cout << " " << op.name() << " (" << op.type() << ")";
+  Session tf1_session(tf1);
+  bool tf1_same = true;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const std::vector<Tensor> r = tf1_session.run({tf1.get_tensor_by_name("while/Exit:0"), tf1.get_tensor_by_name("while/Exit_1:0")},
+                                                  {{tf1.get_tensor_by_name("a:0"), inputs[k]}});
+    tf1_same = tf1_same && same(r[0], eager[k][0]) && r[1].item<int32_t>() == eager[k][1].item<int32_t>();
+  }
+  std::cout << "; same as eager: " << (tf1_same ? "yes" : "NO") << "\n";
+  if (!all_same || !served_same || !tf1_same) return 1;
   std::cout << "tutorial complete\n";
   return 0;
 }
