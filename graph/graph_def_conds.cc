@@ -102,9 +102,7 @@ class CondPass {
     return it->second;
   }
   bool is_loop_merge(int n) const { return loop_merge_[static_cast<size_t>(n)]; }
-  bool back_edge(int n, const Edge& e) const {
-    return def_.node(n).op() == "Merge" && def_.node(e.src).op() == "NextIteration";
-  }
+  bool back_edge(int n, const Edge& e) const { return is_back_edge(def_, n, e); }
 
   // The Switches whose predicate the resolver cannot read (Note [Control flow v1 in a
   // GraphDef]), each with its predicate: the tensor reached through Identity and Snapshot.
@@ -140,14 +138,7 @@ class CondPass {
   // Each node's branches, in an order where inputs come first (a loop's back edge left out).
   absl::Status assign_states() {
     const int n = def_.node_size();
-    std::vector<int> first_edge{0}, srcs;
-    for (int i = 0; i < n; ++i) {
-      for (const Edge& e : index_.inputs[static_cast<size_t>(i)])
-        if (!back_edge(i, e)) srcs.push_back(e.src);
-      first_edge.push_back(static_cast<int>(srcs.size()));
-    }
-    TF_ASSIGN_OR_RETURN(std::vector<int> order,
-                        inputs_first_order(def_, first_edge, [&](int k) { return srcs[static_cast<size_t>(k)]; }));
+    TF_ASSIGN_OR_RETURN(std::vector<int> order, order_without_back_edges(def_, index_));
     const int none = intern({});
     state_of_.assign(static_cast<size_t>(n), none);
     for (int i : order) {
@@ -337,21 +328,11 @@ class CondPass {
       a.set_name(args[i]);
       a.set_type(tin.list().type(static_cast<int>(i)));
     }
-    for (int n : nodes) {
-      proto::NodeDef& nd = *fn.add_node_def();
-      nd = def_.node(n);
-      nd.clear_input();
-      for (const Edge& e : index_.inputs[static_cast<size_t>(n)]) {
-        if (e.control()) {
-          if (in_fn.contains(e.src)) nd.add_input(absl::StrCat("^", def_.node(e.src).name()));
-          else if (!arg_of.contains(e.src)) outer_control.insert(e.src);
-          continue;
-        }
-        TF_ASSIGN_OR_RETURN(std::string t, tensor(n, e));
-        nd.add_input(std::move(t));
-      }
-      keep_colocations(nd, index_, [&](int k) { return in_fn.contains(k); });
-    }
+    std::vector<int> side_effects;
+    for (int n : nodes)
+      if (index_.consumers[static_cast<size_t>(n)] == 0) side_effects.push_back(n);
+    TF_RETURN_IF_ERROR(add_function_nodes(
+        def_, index_, nodes, tensor, [&](int src) { if (!arg_of.contains(src)) outer_control.insert(src); }, side_effects, fn));
     for (size_t j = 0; j < c.merges.size(); ++j) {
       const int m = c.merges[j];
       proto::OpDef::ArgDef& r = *sig.add_output_arg();
@@ -363,12 +344,6 @@ class CondPass {
       if (!input) return error(m, absl::StatusCode::kInvalidArgument, "has no input on one side of its cond");
       TF_ASSIGN_OR_RETURN(std::string t, tensor(m, *input));
       (*fn.mutable_ret())[r.name()] = std::move(t);
-    }
-    for (int n : nodes) {
-      if (index_.consumers[static_cast<size_t>(n)] != 0) continue;
-      const std::string key = absl::StrCat("side_effect_", sig.control_output_size());
-      sig.add_control_output(key);
-      (*fn.mutable_control_ret())[key] = def_.node(n).name();
     }
     return absl::OkStatus();
   }

@@ -12,6 +12,7 @@
 #include "core/errors.h"
 #include "graph/graph_def.h"
 #include "graph/graph_def_conds.h"
+#include "graph/graph_def_v1_functions.h"
 #include "graph/graph_def_while_loops.h"
 #include "graph/graph_ops.h"
 
@@ -19,11 +20,7 @@ namespace tapeflow::graph_def_internal {
 
 namespace {
 
-struct Input {
-  int src = -1;
-  int index = 0;  // -1: a control input
-  bool control() const { return index < 0; }
-};
+using Input = V1Edge;
 
 // A Switch's predicate, followed back to where its value is known.
 struct Predicate {
@@ -50,15 +47,15 @@ class Resolver {
     ResolvedControlFlow out;
     for (const auto& [key, tensor] : input_map_) {
       auto [name, index] = split_tensor_name(key);
-      const auto it = by_name_.find(name);
-      if (it == by_name_.end()) { out.input_map[key] = tensor; continue; }  // the importer says so
+      const auto it = index_.by_name.find(name);
+      if (it == index_.by_name.end()) { out.input_map[key] = tensor; continue; }  // the importer says so
       if (std::optional<std::string> renamed = live_name(it->second, index)) out.input_map[*renamed] = tensor;
     }
     for (const std::string& r : return_elements) {
       const bool is_tensor = r.find(':') != std::string::npos;
       auto [name, index] = split_tensor_name(r);
-      const auto it = by_name_.find(name);
-      if (it == by_name_.end()) { out.return_elements.push_back(r); continue; }
+      const auto it = index_.by_name.find(name);
+      if (it == index_.by_name.end()) { out.return_elements.push_back(r); continue; }
       const int n = it->second;
       const int cause = is_tensor ? dead_cause(n, index) : dead_by_[n];
       if (cause >= 0) return on_untaken_branch(absl::StrCat("return element '", r, "'"), cause);
@@ -82,38 +79,23 @@ class Resolver {
   }
 
   absl::Status index() {
+    TF_RETURN_IF_ERROR(index_.build(def_));
     const int n = def_.node_size();
     std::vector<std::string> loops;
-    for (int i = 0; i < n; ++i) {
-      if (!by_name_.emplace(def_.node(i).name(), i).second)
-        return absl::InvalidArgumentError(absl::StrCat("[import_graph_def] two nodes are named '", def_.node(i).name(), "'"));
+    for (int i = 0; i < n; ++i)
       if (is_v1_loop_type(def_.node(i).op())) loops.push_back(absl::StrCat(def_.node(i).name(), " (", def_.node(i).op(), ")"));
-    }
     if (!loops.empty())
       return absl::UnimplementedError(absl::StrCat(
           "[import_graph_def] a function holds TensorFlow 1 while loops, which tapeflow reads only in a GraphDef's own "
           "graph (Note [TF1 while loops]): ", absl::StrJoin(loops, ", ")));
-    inputs_.resize(static_cast<size_t>(n));
     for (int i = 0; i < n; ++i) {
-      for (const std::string& in : def_.node(i).input()) {
-        Input e;
-        std::string_view src = in;
-        if (!in.empty() && in[0] == '^') {
-          src.remove_prefix(1);
-          e.index = -1;
-        } else {
-          std::tie(src, e.index) = split_tensor_name(in);
-        }
-        const auto it = by_name_.find(src);
-        if (it == by_name_.end())
-          return node_error(absl::StatusCode::kNotFound, i, absl::StrCat("input '", in, "' names no node of the GraphDef"));
-        e.src = it->second;
-        const std::string& op = def_.node(e.src).op();
-        if (e.index > 1 && (op == "Switch" || op == "Merge"))  // the rewrite renames outputs 0 and 1
+      const std::vector<Input>& ins = index_.inputs[static_cast<size_t>(i)];
+      for (size_t k = 0; k < ins.size(); ++k) {
+        const std::string& op = def_.node(ins[k].src).op();
+        if (ins[k].index > 1 && (op == "Switch" || op == "Merge"))  // the rewrite renames outputs 0 and 1
           return node_error(absl::StatusCode::kInvalidArgument, i,
-                            absl::StrCat("input '", in, "' names output ", e.index, " of node '",
-                                         absl::string_view(src.data(), src.size()), "', which has 2 output(s)"));
-        inputs_[static_cast<size_t>(i)].push_back(e);
+                            absl::StrCat("input '", def_.node(i).input(static_cast<int>(k)), "' names output ", ins[k].index,
+                                         " of node '", def_.node(ins[k].src).name(), "', which has 2 output(s)"));
       }
     }
     dead_by_.assign(static_cast<size_t>(n), -1);
@@ -122,8 +104,8 @@ class Resolver {
   }
 
   absl::StatusOr<std::vector<int>> topological_order() const {
-    std::vector<int> first_edge{0}, srcs;  // inputs_ as the CSR array inputs_first_order takes
-    for (const std::vector<Input>& ins : inputs_) {
+    std::vector<int> first_edge{0}, srcs;  // the inputs as the CSR array inputs_first_order takes
+    for (const std::vector<Input>& ins : index_.inputs) {
       for (const Input& e : ins) srcs.push_back(e.src);
       first_edge.push_back(static_cast<int>(srcs.size()));
     }
@@ -150,7 +132,7 @@ class Resolver {
 
   absl::Status propagate(const std::vector<int>& order) {
     for (int n : order) {
-      const std::vector<Input>& ins = inputs_[static_cast<size_t>(n)];
+      const std::vector<Input>& ins = index_.inputs[static_cast<size_t>(n)];
       if (is_merge(n)) {
         std::vector<int> live;  // positions among the data inputs
         int first_cause = -1, data = 0;
@@ -191,7 +173,7 @@ class Resolver {
   }
 
   absl::Status choose_branch(int n) {
-    const std::vector<Input>& ins = inputs_[static_cast<size_t>(n)];
+    const std::vector<Input>& ins = index_.inputs[static_cast<size_t>(n)];
     if (ins.size() < 2 || ins[0].control() || ins[1].control())
       return node_error(absl::StatusCode::kInvalidArgument, n, "needs two inputs: the data and the predicate");
     TF_ASSIGN_OR_RETURN(Predicate p, predicate(ins[1]));
@@ -246,7 +228,7 @@ class Resolver {
 
   // Node n's tag from its inputs, checked against what a guard holds.
   absl::Status tag_guarded(int n) {
-    const std::vector<Input>& ins = inputs_[static_cast<size_t>(n)];
+    const std::vector<Input>& ins = index_.inputs[static_cast<size_t>(n)];
     for (const Input& e : ins) TF_RETURN_IF_ERROR(check_not_join(n, e));
     Tag tag;
     for (const Input& e : ins) {
@@ -261,7 +243,7 @@ class Resolver {
     if (op == "Assert" && tag.side == 0 && !ins.empty() && !ins[0].control()) {
       Input c = ins[0];  // the condition, through the guard's Switch and Identities
       for (int depth = 0; depth < 64 && (is_switch(c.src) || def_.node(c.src).op() == "Identity"); ++depth)
-        c = inputs_[static_cast<size_t>(c.src)].empty() ? c : inputs_[static_cast<size_t>(c.src)][0];
+        c = index_.inputs[static_cast<size_t>(c.src)].empty() ? c : index_.inputs[static_cast<size_t>(c.src)][0];
       guard = absl::StrCat(def_.node(c.src).name(), ":", c.index) == tag.pred;
     }
     if (!guard) return unknown_predicate(tag.pred, n);
@@ -282,7 +264,7 @@ class Resolver {
   // its control inputs untagged, an Assert on the false side), read only as a control input.
   absl::Status join_guard(int merge, const std::vector<int>& live) {
     std::vector<Input> data, control;
-    for (const Input& e : inputs_[static_cast<size_t>(merge)]) (e.control() ? control : data).push_back(e);
+    for (const Input& e : index_.inputs[static_cast<size_t>(merge)]) (e.control() ? control : data).push_back(e);
     bool join = live.size() == 2;
     const Tag a = join ? tag_of(data[static_cast<size_t>(live[0])]) : Tag{}, b = join ? tag_of(data[static_cast<size_t>(live[1])]) : Tag{};
     join = join && !a.pred.empty() && a.pred == b.pred && a.side != b.side && asserted_.contains(a.pred);
@@ -327,7 +309,7 @@ class Resolver {
         p.value = v != negate;
         return p;
       }
-      const std::vector<Input>& ins = inputs_[static_cast<size_t>(at.src)];
+      const std::vector<Input>& ins = index_.inputs[static_cast<size_t>(at.src)];
       const bool forwards = op == "Identity" || op == "Snapshot" || op == "LogicalNot" || op == "PlaceholderWithDefault" ||
                             (op == "Switch" && at.index == live_port_[static_cast<size_t>(at.src)]);
       if (!forwards || (op != "Switch" && at.index != 0) || ins.empty() || ins[0].control()) {
@@ -371,7 +353,7 @@ class Resolver {
     if (fresh) {
       const std::string base = absl::StrCat(def_.node(merge).name(), "/value_index");
       it->second = base;
-      for (int k = 1; by_name_.contains(it->second); ++k) it->second = absl::StrCat(base, "_", k);
+      for (int k = 1; index_.by_name.contains(it->second); ++k) it->second = absl::StrCat(base, "_", k);
     }
     return it->second;
   }
@@ -380,13 +362,13 @@ class Resolver {
     *out.mutable_versions() = def_.versions();
     for (int i = 0; i < def_.node_size(); ++i)  // live Merges whose output 1 a live node reads
       if (dead_by_[static_cast<size_t>(i)] < 0)
-        for (const Input& e : inputs_[static_cast<size_t>(i)])
+        for (const Input& e : index_.inputs[static_cast<size_t>(i)])
           if (e.index == 1 && is_merge(e.src) && !joins_.contains(e.src)) value_index_name(e.src);
     const absl::flat_hash_set<int> texts = assert_texts();
     for (int i = 0; i < def_.node_size(); ++i) {
       if (dead_by_[static_cast<size_t>(i)] >= 0 || texts.contains(i)) continue;
       const proto::NodeDef& nd = def_.node(i);
-      const std::vector<Input>& ins = inputs_[static_cast<size_t>(i)];
+      const std::vector<Input>& ins = index_.inputs[static_cast<size_t>(i)];
       if (value_index_names_.contains(i)) {
         proto::NodeDef* c = out.add_node();
         c->set_name(value_index_name(i));
@@ -442,7 +424,7 @@ class Resolver {
     absl::flat_hash_set<int> texts, elsewhere;
     for (int i = 0; i < def_.node_size(); ++i) {
       if (dead_by_[static_cast<size_t>(i)] >= 0) continue;
-      const std::vector<Input>& ins = inputs_[static_cast<size_t>(i)];
+      const std::vector<Input>& ins = index_.inputs[static_cast<size_t>(i)];
       for (size_t k = 0; k < ins.size(); ++k) {
         if (!is_string_const(ins[k].src)) continue;
         const bool assert_data = def_.node(i).op() == "Assert" && k > 0 && !ins[k].control();
@@ -492,8 +474,8 @@ class Resolver {
     google::protobuf::RepeatedPtrField<std::string>& entries = *it->second.mutable_list()->mutable_s();
     const auto pruned = [&](const std::string& entry) {
       if (!entry.starts_with("loc:@")) return false;
-      const auto n = by_name_.find(std::string_view(entry).substr(5));
-      return n != by_name_.end() && dead_by_[static_cast<size_t>(n->second)] >= 0;
+      const auto n = index_.by_name.find(std::string_view(entry).substr(5));
+      return n != index_.by_name.end() && dead_by_[static_cast<size_t>(n->second)] >= 0;
     };
     entries.erase(std::remove_if(entries.begin(), entries.end(), pruned), entries.end());
     if (entries.empty() && it->second.list().ByteSizeLong() == 0) node.mutable_attr()->erase(it);
@@ -502,8 +484,7 @@ class Resolver {
   const proto::GraphDef& def_;
   const std::map<std::string, Tensor>& input_map_;
   std::map<std::string, Tensor> mapped_;  // input_map by "name:index"
-  absl::flat_hash_map<std::string_view, int> by_name_;
-  std::vector<std::vector<Input>> inputs_;
+  V1Index index_;
   std::vector<int> dead_by_;    // the Switch whose untaken branch the node is on; -1: alive
   std::vector<int> live_port_;  // a live Switch's taken output (1: true)
   absl::flat_hash_map<int, int> merge_input_;  // a live Merge's live input

@@ -36,12 +36,57 @@ absl::Status V1Index::build(const GraphDef& def) {
   return absl::OkStatus();
 }
 
+bool is_back_edge(const GraphDef& def, int consumer, const V1Edge& e) {
+  const std::string& src = def.node(e.src).op();
+  return def.node(consumer).op() == "Merge" && (src == "NextIteration" || src == "RefNextIteration");
+}
+
+absl::StatusOr<std::vector<int>> order_without_back_edges(const GraphDef& def, const V1Index& index) {
+  std::vector<int> first_edge{0}, srcs;
+  for (int i = 0; i < def.node_size(); ++i) {
+    for (const V1Edge& e : index.inputs[static_cast<size_t>(i)])
+      if (!is_back_edge(def, i, e)) srcs.push_back(e.src);
+    first_edge.push_back(static_cast<int>(srcs.size()));
+  }
+  return inputs_first_order(def, first_edge, [&](int k) { return srcs[static_cast<size_t>(k)]; });
+}
+
 std::optional<std::string> function_output_name(const proto::NodeDef& src, int index) {
   const std::vector<OutputArg>* args = tf_output_args(src.op());
   if (args == nullptr) return absl::StrCat(src.name(), ":output:", index);
   const auto arg = output_arg_of(*args, index);
   if (!arg) return std::nullopt;
   return absl::StrCat(src.name(), ":", absl::string_view(arg->first.data(), arg->first.size()), ":", arg->second);
+}
+
+absl::Status add_function_nodes(const GraphDef& def, const V1Index& index, const std::vector<int>& nodes,
+                                absl::FunctionRef<absl::StatusOr<std::string>(int reader, const V1Edge& e)> data_input,
+                                absl::FunctionRef<void(int src)> other_control, const std::vector<int>& side_effects,
+                                proto::FunctionDef& fn) {
+  const absl::flat_hash_set<int> in_fn(nodes.begin(), nodes.end());
+  for (int n : nodes) {
+    proto::NodeDef& nd = *fn.add_node_def();
+    nd = def.node(n);
+    nd.clear_input();
+    for (const V1Edge& e : index.inputs[static_cast<size_t>(n)]) {
+      if (e.control()) {
+        if (in_fn.contains(e.src)) nd.add_input(absl::StrCat("^", def.node(e.src).name()));
+        else other_control(e.src);
+        continue;
+      }
+      absl::StatusOr<std::string> t = data_input(n, e);
+      if (!t.ok()) return t.status();
+      nd.add_input(*std::move(t));
+    }
+    keep_colocations(nd, index, [&](int c) { return in_fn.contains(c); });
+  }
+  proto::OpDef& sig = *fn.mutable_signature();
+  for (int n : side_effects) {
+    const std::string key = absl::StrCat("side_effect_", sig.control_output_size());
+    sig.add_control_output(key);
+    (*fn.mutable_control_ret())[key] = def.node(n).name();
+  }
+  return absl::OkStatus();
 }
 
 void keep_colocations(proto::NodeDef& node, const V1Index& index, absl::FunctionRef<bool(int)> kept) {

@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "graph/graph_def.h"
 
 namespace tapeflow::graph_def_internal {
@@ -31,10 +32,25 @@ struct V1Index {
   absl::Status build(const GraphDef& def);
 };
 
+// A while loop's back edge: a NextIteration's into its Merge.
+bool is_back_edge(const GraphDef& def, int consumer, const V1Edge& e);
+// The nodes in an order where each comes after its inputs, back edges left out
+// (inputs_first_order: a cycle through other edges is an error naming its nodes).
+absl::StatusOr<std::vector<int>> order_without_back_edges(const GraphDef& def, const V1Index& index);
+
 // "node:out_arg:k", how a FunctionDef names output `index` of `src` (TensorFlow's output arg
 // names, graph/tf_output_args.h; "output" for an op type the table lacks); nullopt when the op has
 // no such output.
 std::optional<std::string> function_output_name(const proto::NodeDef& src, int index);
+
+// Adds `nodes` of `def` to fn's body: a control input from another of them is kept, one from any
+// other node is handed to `other_control`; a data input is named by `data_input` (an argument,
+// or function_output_name of one of the nodes). Then each of `side_effects` as a control_ret
+// ("side_effect_<k>"), so that the function runs it.
+absl::Status add_function_nodes(const GraphDef& def, const V1Index& index, const std::vector<int>& nodes,
+                                absl::FunctionRef<absl::StatusOr<std::string>(int reader, const V1Edge& e)> data_input,
+                                absl::FunctionRef<void(int src)> other_control, const std::vector<int>& side_effects,
+                                proto::FunctionDef& fn);
 
 // Drops the "_class" entries ("loc:@x") of `node` that name a node `kept` refuses (or none).
 void keep_colocations(proto::NodeDef& node, const V1Index& index, absl::FunctionRef<bool(int)> kept);

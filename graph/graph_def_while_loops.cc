@@ -96,20 +96,13 @@ class Pass {
                               " (Note [TF1 while loops])"));
   }
   const std::string& op(int n) const { return def_.node(n).op(); }
-  bool back_edge(int consumer, const Edge& e) const { return op(consumer) == "Merge" && is_next_iteration(op(e.src)); }
+  bool back_edge(int consumer, const Edge& e) const { return is_back_edge(def_, consumer, e); }
 
   // Each node's frame, in an order where inputs come first (a NextIteration's edge into its
   // Merge is the loop's back edge, left out of the order).
   absl::Status assign_frames() {
     const int n = def_.node_size();
-    std::vector<int> first_edge{0}, srcs;
-    for (int i = 0; i < n; ++i) {
-      for (const Edge& e : index_.inputs[static_cast<size_t>(i)])
-        if (!back_edge(i, e)) srcs.push_back(e.src);
-      first_edge.push_back(static_cast<int>(srcs.size()));
-    }
-    TF_ASSIGN_OR_RETURN(std::vector<int> order,
-                        inputs_first_order(def_, first_edge, [&](int k) { return srcs[static_cast<size_t>(k)]; }));
+    TF_ASSIGN_OR_RETURN(std::vector<int> order, order_without_back_edges(def_, index_));
     frame_of_.assign(static_cast<size_t>(n), -1);
     absl::flat_hash_map<std::string, int> frame_by_name;
     for (int i : order) {
@@ -323,33 +316,18 @@ class Pass {
       a.set_name(capture_args_[j]);
       a.set_type(attr_of(def_.node(captures_[j]), "T")->type());
     }
-    for (int n : nodes) {
-      proto::NodeDef& nd = *fn.add_node_def();
-      nd = def_.node(n);
-      nd.clear_input();
-      for (const Edge& e : index_.inputs[static_cast<size_t>(n)]) {
-        if (e.control()) {
-          if (in_fn.contains(e.src)) nd.add_input(absl::StrCat("^", def_.node(e.src).name()));
-          else if (frame_of_[static_cast<size_t>(e.src)] != f) outer_control.insert(e.src);
-          continue;  // a loop structure node's: the function's arguments are there before it runs
-        }
-        TF_ASSIGN_OR_RETURN(std::string t, tensor_in_function(f, n, e, body, in_fn));
-        nd.add_input(std::move(t));
-      }
-      keep_colocations(nd, index_, [&](int c) { return in_fn.contains(c); });
-    }
+    TF_RETURN_IF_ERROR(add_function_nodes(
+        def_, index_, nodes, [&](int reader, const Edge& e) { return tensor_in_function(f, reader, e, body, in_fn); },
+        [&](int src) {  // a loop structure node's is dropped: the function's arguments are there before it runs
+          if (frame_of_[static_cast<size_t>(src)] != f) outer_control.insert(src);
+        },
+        control_rets, fn));
     for (const Result& r : results) {
       proto::OpDef::ArgDef& a = *sig.add_output_arg();
       a.set_name(r.name);
       a.set_type(r.dtype);
       TF_ASSIGN_OR_RETURN(std::string t, tensor_in_function(f, r.reader, r.edge, body, in_fn));
       (*fn.mutable_ret())[r.name] = std::move(t);
-    }
-    for (int c : control_rets) {
-      const std::string& node = def_.node(c).name();
-      const std::string key = absl::StrCat("side_effect_", sig.control_output_size());
-      sig.add_control_output(key);
-      (*fn.mutable_control_ret())[key] = node;
     }
     return absl::OkStatus();
   }
