@@ -237,36 +237,77 @@ std::string function_name(std::string_view name, std::string_view role, int64_t 
 
 }  // namespace
 
+namespace {
+
+// Branches traced into one node that runs one of them (cond's If, switch_case's Case): each
+// returns as many tensors of the same dtypes and ranks; an output's dim is what all agree on
+// (-1 elsewhere). `what[b]`: branch b in messages; `roles[b]`: in its function's name.
+std::vector<Tensor> branch_node(GraphBuildingContext& ctx, const Tensor& selector, const std::vector<BranchFn>& fns,
+                                const std::vector<std::string>& what, const std::vector<std::string>& roles,
+                                const OpDef& stateless, const OpDef& stateful, std::string_view name, const char* api,
+                                std::source_location loc) {
+  register_functional_gradients();
+  const int64_t id = next_body_id++;
+  std::vector<Traced> traced;
+  std::vector<std::shared_ptr<const FunctionBody>> bodies;
+  for (size_t b = 0; b < fns.size(); ++b) {
+    traced.push_back(trace_body(function_name(name, roles[b], id), {},
+                                LoopBodyFn([&](const std::vector<Tensor>&) { return fns[b](); }), ctx, api, loc));
+    bodies.push_back(traced.back().body);
+  }
+  const std::vector<TensorSpec> first = result_specs(*traced[0].body);
+  OutputSpecs outputs(first.begin(), first.end());
+  for (size_t b = 1; b < traced.size(); ++b) {
+    const std::vector<TensorSpec> other = result_specs(*traced[b].body);
+    bool same = other.size() == first.size();
+    for (size_t k = 0; same && k < first.size(); ++k)
+      same = first[k].dtype == other[k].dtype && first[k].shape.rank() == other[k].shape.rank();
+    if (!same)
+      throw InvalidArgumentError(absl::StrCat("[", api, "] ", what[0], " returns ", describe_specs(first), " and ", what[b],
+                                              " returns ", describe_specs(other), "; ", fns.size() == 2 ? "both" : "all",
+                                              " must return as many tensors, of the same dtypes and ranks"),
+                                 loc);
+    for (size_t k = 0; k < first.size(); ++k)
+      for (int d = 0; d < first[k].shape.rank(); ++d)
+        if (outputs[k].shape.dim(d) != other[k].shape.dim(d)) outputs[k].shape.set_dim(d, -1);
+  }
+  std::vector<Tensor> inputs{selector};
+  for (const Tensor& c : unite_captures(traced, loc)) inputs.push_back(c);
+  const size_t n = first.size();
+  const int node = add_functional_node(ctx, stateless, stateful, inputs, std::move(outputs), std::move(bodies), {}, name, loc);
+  std::vector<Tensor> out;
+  for (size_t k = 0; k < n; ++k) out.push_back(ctx.graph().state()->tensor(TensorRef{node, static_cast<int>(k)}));
+  return out;
+}
+
+}  // namespace
+
 std::vector<Tensor> cond(const Tensor& pred, const BranchFn& true_fn, const BranchFn& false_fn, std::string_view name,
                          std::source_location loc) {
   check_pred(pred, "cond", "the predicate", loc);
   GraphBuildingContext* ctx = current_graph_context();
   if (ctx == nullptr) return truth_value(pred) ? true_fn() : false_fn();
-  register_functional_gradients();
-  const int64_t id = next_body_id++;
-  auto branch = [&](const BranchFn& fn) { return LoopBodyFn([&](const std::vector<Tensor>&) { return fn(); }); };
-  std::vector<Traced> traced;
-  traced.push_back(trace_body(function_name(name, "true", id), {}, branch(true_fn), *ctx, "cond", loc));
-  traced.push_back(trace_body(function_name(name, "false", id), {}, branch(false_fn), *ctx, "cond", loc));
-  const std::vector<TensorSpec> t = result_specs(*traced[0].body), f = result_specs(*traced[1].body);
-  bool same = t.size() == f.size();
-  for (size_t k = 0; same && k < t.size(); ++k) same = t[k].dtype == f[k].dtype && t[k].shape.rank() == f[k].shape.rank();
-  if (!same)
-    throw InvalidArgumentError(absl::StrCat("[cond] true_fn returns ", describe_specs(t), " and false_fn returns ",
-                                            describe_specs(f), "; both must return as many tensors, of the same "
-                                            "dtypes and ranks"),
+  return branch_node(*ctx, pred, {true_fn, false_fn}, {"true_fn", "false_fn"}, {"true", "false"}, kStatelessIfOp, kIfOp,
+                     name, "cond", loc);
+}
+
+std::vector<Tensor> switch_case(const Tensor& index, const std::vector<BranchFn>& branch_fns, std::string_view name,
+                                std::source_location loc) {
+  if (!index.defined())
+    throw InvalidArgumentError(absl::StrCat("[switch_case] the branch index is ", index.empty_reason()), loc);
+  if (index.dtype() != DType::kInt32 || index.shape().rank() != 0)
+    throw InvalidArgumentError(absl::StrCat("[switch_case] the branch index must be an int32 scalar, not ",
+                                            dtype_name(index.dtype()), " ", index.shape().to_string()),
                                loc);
-  OutputSpecs outputs(t.begin(), t.end());
-  for (size_t k = 0; k < t.size(); ++k)
-    for (int d = 0; d < t[k].shape.rank(); ++d)
-      if (t[k].shape.dim(d) != f[k].shape.dim(d)) outputs[k].shape.set_dim(d, -1);
-  std::vector<Tensor> inputs{pred};
-  for (const Tensor& c : unite_captures(traced, loc)) inputs.push_back(c);
-  const int node = add_functional_node(*ctx, kStatelessIfOp, kIfOp, inputs, outputs, {traced[0].body, traced[1].body}, {},
-                                       name, loc);
-  std::vector<Tensor> out;
-  for (size_t k = 0; k < t.size(); ++k) out.push_back(ctx->graph().state()->tensor(TensorRef{node, static_cast<int>(k)}));
-  return out;
+  if (branch_fns.empty()) throw InvalidArgumentError("[switch_case] needs at least one branch", loc);
+  GraphBuildingContext* ctx = current_graph_context();
+  if (ctx == nullptr) return branch_fns[static_cast<size_t>(case_branch(index, static_cast<int>(branch_fns.size())))]();
+  std::vector<std::string> what, roles;
+  for (size_t b = 0; b < branch_fns.size(); ++b) {
+    what.push_back(absl::StrCat("branch_fns[", b, "]"));
+    roles.push_back(absl::StrCat("branch", b));
+  }
+  return branch_node(*ctx, index, branch_fns, what, roles, kStatelessCaseOp, kCaseOp, name, "switch_case", loc);
 }
 
 std::vector<Tensor> while_loop(const LoopCondFn& cond_fn, const LoopBodyFn& body_fn, std::vector<Tensor> loop_vars,

@@ -115,6 +115,13 @@ Tensor cond(const Tensor& pred, TrueFn&& true_fn, FalseFn&& false_fn, std::strin
               BranchFn([&] { return std::vector<Tensor>{Tensor(false_fn())}; }), name, loc)[0];
 }
 
+// tf.switch_case: branch_fns[index]() for an int32 scalar index; an index out of range runs the
+// last branch (TensorFlow's default). Every branch returns as many tensors of the same dtypes
+// and ranks, as cond's do; in a graph the node is TensorFlow's Case (StatelessCase).
+std::vector<Tensor> switch_case(const Tensor& index, const std::vector<BranchFn>& branch_fns,
+                                std::string_view name = "switch_case",
+                                std::source_location loc = std::source_location::current());
+
 struct WhileOptions {
   std::string name = "while";
   // At most this many iterations (TensorFlow's maximum_iterations); -1: no limit.
@@ -132,8 +139,8 @@ std::vector<Tensor> while_loop(const LoopCondFn& cond_fn, const LoopBodyFn& body
                                const WhileOptions& options = {},
                                std::source_location loc = std::source_location::current());
 
-// Registers the gradient of If and StatelessIf (graph/functional_gradient.cc, Note [If
-// gradient]); cond() and import_graph_def call it.
+// Registers the gradients of If, Case and their Stateless forms (graph/functional_gradient.cc,
+// Note [If gradient]); cond(), switch_case() and import_graph_def call it.
 void register_functional_gradients();
 
 // TensorFlow's truth value of If's condition and While's cond result.
