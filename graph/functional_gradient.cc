@@ -1,4 +1,4 @@
-// Gradients of If, Case and their Stateless forms (Note [If gradient]).
+// Gradients of If, Case, While and their Stateless forms (Note [If gradient], Note [While gradient]).
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -27,33 +27,28 @@ namespace {
 // caller wants. So the branch that ran forward is the one differentiated, with the same gradient
 // functions as everywhere else; the price is the branch's forward computed again (TensorFlow
 // instead makes the forward node output its intermediates). An input without a gradient gets
-// zeros in every branch (branches return alike) and no gradient outside. While has no gradient:
-// differentiating a loop needs its iterations' intermediates, which tapeflow does not keep.
+// zeros in every branch (branches return alike) and no gradient outside. While: Note [While
+// gradient].
 //
 // The branches' gradient functions, for input 0 (the selector) and the float inputs in `wanted`.
+std::vector<Tensor> run_body(const FunctionBody& body, const std::vector<Tensor>& values);
+
 std::vector<BranchFn> branch_gradients(const GradInputs& op, absl::Span<const Tensor> grads, const std::vector<size_t>& wanted,
                                        const std::vector<std::shared_ptr<const FunctionBody>>& bodies) {
   std::vector<BranchFn> out;
   for (const std::shared_ptr<const FunctionBody>& b : bodies) {
     out.push_back(BranchFn([&op, grads, &wanted, body = b] {
-      GraphBuildingContext* ctx = current_graph_context();
-      const GraphState& forward = *body->graph.state();
-      std::map<std::string, Tensor> input_map;
+      std::vector<Tensor> args;  // the inputs, in the graph being built
       std::vector<Source> xs;
       for (size_t k = 1; k < op.inputs.size(); ++k) {
-        const Tensor arg = identity(op.inputs[k]);  // the input, in the graph being built
-        input_map[absl::StrCat(forward.node(body->args[k - 1].node).name, ":0")] = arg;
-        if (std::find(wanted.begin(), wanted.end(), k) != wanted.end()) xs.emplace_back(arg);
+        args.push_back(identity(op.inputs[k]));
+        if (std::find(wanted.begin(), wanted.end(), k) != wanted.end()) xs.emplace_back(args.back());
       }
-      std::vector<std::string> returns;
-      for (const TensorRef& r : body->results) returns.push_back(absl::StrCat(forward.node(r.node).name, ":", r.index));
-      const std::vector<ImportedElement> results =
-          import_graph_def(ctx->graph(), to_graph_def(body->graph), input_map, returns, "forward");
+      const std::vector<Tensor> results = run_body(*body, args);
       std::vector<Tensor> ys, dys;
       for (size_t k = 0; k < results.size(); ++k) {
-        const Tensor& y = std::get<Tensor>(results[k]);
-        if (!is_floating(y.dtype()) || !grads[k].defined()) continue;
-        ys.push_back(y);
+        if (!is_floating(results[k].dtype()) || !grads[k].defined()) continue;
+        ys.push_back(results[k]);
         dys.push_back(identity(grads[k]));
       }
       std::vector<Tensor> g;
@@ -63,6 +58,116 @@ std::vector<BranchFn> branch_gradients(const GradInputs& op, absl::Span<const Te
       return g;
     }));
   }
+  return out;
+}
+
+// TensorFlow's truth value as a bool scalar (an imported If or While may decide on a number or a
+// tensor).
+Tensor truth(const Tensor& c) {
+  return c.dtype() == DType::kBool && c.shape().rank() == 0 ? c
+         : c.shape().rank() == 0                           ? not_equal(c, zeros_like(c))
+                                                           : greater(size(c), 0);
+}
+
+// A body's results on `values`, its graph imported where the graph is being built.
+std::vector<Tensor> run_body(const FunctionBody& body, const std::vector<Tensor>& values) {
+  GraphBuildingContext* ctx = current_graph_context();
+  const GraphState& g = *body.graph.state();
+  std::map<std::string, Tensor> input_map;
+  for (size_t k = 0; k < values.size(); ++k) input_map[absl::StrCat(g.node(body.args[k].node).name, ":0")] = values[k];
+  std::vector<std::string> returns;
+  for (const TensorRef& r : body.results) returns.push_back(absl::StrCat(g.node(r.node).name, ":", r.index));
+  const std::vector<ImportedElement> imported = import_graph_def(ctx->graph(), to_graph_def(body.graph), input_map, returns, "forward");
+  std::vector<Tensor> out;
+  for (size_t j = 0; j < body.results.size(); ++j) {
+    // A result that is an argument is its value (the import returns the placeholder it replaced).
+    const auto arg = std::find_if(body.args.begin(), body.args.end(), [&](const TensorRef& a) { return a.node == body.results[j].node; });
+    out.push_back(arg != body.args.end() ? values[static_cast<size_t>(arg - body.args.begin())] : std::get<Tensor>(imported[j]));
+  }
+  return out;
+}
+
+// Note [While gradient]
+// A While's gradient runs the loop again, stacking each iteration's loop variables (history[k]
+// holds x_0 ... x_n of variable k, n the iterations), then a second loop from the last iteration
+// to the first: at iteration i it recomputes the body on x_i and takes gradients() of its float
+// results, weighted by the gradients so far, with respect to its float arguments. What the loop
+// reads unchanged (a capture, passed through as a loop variable) collects its gradient the same
+// way, through the body's identity for it. The price is the forward loop twice and the body once
+// more per iteration, and memory for every iteration's variables (TensorFlow keeps the
+// intermediates in stacks instead); a body's prints and asserts run again.
+GradList while_gradient(const GradInputs& op, absl::Span<const Tensor> grads) {
+  GradList out(op.inputs.size());
+  if (op.outputs.empty()) return out;
+  const Node& node = producer(op.outputs[0]).node();
+  const std::vector<std::shared_ptr<const FunctionBody>>& bodies = node.functions();
+  const size_t m = op.inputs.size();
+  std::vector<size_t> floats;  // the float loop variables
+  bool wanted = false;
+  for (size_t k = 0; k < m; ++k)
+    if (is_floating(op.inputs[k].dtype())) {
+      floats.push_back(k);
+      wanted = wanted || op.needs(k);
+    }
+  if (!wanted || bodies.size() != 2) return out;
+  const FunctionBody& cond_body = *bodies[0];
+  const FunctionBody& body = *bodies[1];
+  auto vars = [m](const std::vector<Tensor>& v, size_t from) {
+    return std::vector<Tensor>(v.begin() + static_cast<std::ptrdiff_t>(from), v.begin() + static_cast<std::ptrdiff_t>(from + m));
+  };
+  // 1. The loop again: [count, x..., history...].
+  std::vector<Tensor> init{Tensor(int32_t{0})};
+  std::vector<Shape> invariants{Shape{}};
+  for (size_t k = 0; k < m; ++k) {
+    init.push_back(op.inputs[k]);
+    invariants.push_back(node.outputs[k].shape);
+  }
+  for (size_t k = 0; k < m; ++k) {
+    init.push_back(expand_dims(op.inputs[k], 0));
+    Shape stacked{-1};
+    for (int d = 0; d < node.outputs[k].shape.rank(); ++d) stacked.push_back(node.outputs[k].shape.dim(d));
+    invariants.push_back(stacked);
+  }
+  const std::vector<Tensor> forward = while_loop(
+      [&](const std::vector<Tensor>& v) { return truth(run_body(cond_body, vars(v, 1))[0]); },
+      [&](const std::vector<Tensor>& v) {
+        const std::vector<Tensor> x = run_body(body, vars(v, 1));
+        std::vector<Tensor> next{v[0] + 1};
+        next.insert(next.end(), x.begin(), x.end());
+        for (size_t k = 0; k < m; ++k) next.push_back(concat({v[1 + m + k], expand_dims(x[k], 0)}, 0));
+        return next;
+      },
+      init, {.name = "While_grad_forward", .shape_invariants = invariants});
+  // 2. Back from the last iteration: [i, g...] for the float variables.
+  std::vector<Tensor> back_init{forward[0]};
+  std::vector<Shape> back_invariants{Shape{}};
+  for (size_t k : floats) {
+    back_init.push_back(grads[k].defined() ? grads[k] : zeros_like(op.outputs[k]));
+    back_invariants.push_back(node.outputs[k].shape);
+  }
+  const std::vector<Tensor> back = while_loop(
+      [](const std::vector<Tensor>& v) { return greater(v[0], 0); },
+      [&](const std::vector<Tensor>& v) {
+        const Tensor i = v[0] - 1;
+        std::vector<Tensor> x;
+        std::vector<Source> xs;
+        for (size_t k = 0; k < m; ++k) {
+          x.push_back(identity(gather(forward[1 + m + k], i)));  // x_i, the input of iteration i
+          if (is_floating(x.back().dtype())) xs.emplace_back(x.back());
+        }
+        const std::vector<Tensor> y = run_body(body, x);
+        std::vector<Tensor> ys, dys;
+        for (size_t j = 0; j < floats.size(); ++j) {
+          ys.push_back(y[floats[j]]);
+          dys.push_back(v[1 + j]);
+        }
+        std::vector<Tensor> next{i};
+        for (const Tensor& g : gradients(ys, xs, dys, Unconnected::kZero)) next.push_back(g);
+        return next;
+      },
+      back_init, {.name = "While_grad", .shape_invariants = back_invariants});
+  for (size_t j = 0; j < floats.size(); ++j)
+    if (op.needs(floats[j])) out[floats[j]] = back[1 + j];
   return out;
 }
 
@@ -83,11 +188,7 @@ GradList branches_gradient(const GradInputs& op, absl::Span<const Tensor> grads)
     g = switch_case(c, fns, "Case_grad");
   } else {
     if (bodies.size() != 2) return out;
-    // TensorFlow's truth value as a bool scalar (an imported If may branch on a number or a tensor).
-    const Tensor pred = c.dtype() == DType::kBool && c.shape().rank() == 0 ? c
-                        : c.shape().rank() == 0                           ? not_equal(c, zeros_like(c))
-                                                                          : greater(size(c), 0);
-    g = cond(pred, fns[0], fns[1], "If_grad");
+    g = cond(truth(c), fns[0], fns[1], "If_grad");
   }
   for (size_t i = 0; i < wanted.size(); ++i) out[wanted[i]] = g[i];
   return out;
@@ -99,6 +200,8 @@ void register_functional_gradients() {
   static std::once_flag registered;  // the gradient lives above tape/, so it registers itself
   std::call_once(registered, [] {
     for (const OpDef* op : {&kIfOp, &kStatelessIfOp, &kCaseOp, &kStatelessCaseOp}) register_gradient(op->type, branches_gradient);
+    register_gradient(kWhileOp.type, while_gradient);
+    register_gradient(kStatelessWhileOp.type, while_gradient);
   });
 }
 

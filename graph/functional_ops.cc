@@ -216,6 +216,7 @@ int add_functional_node(GraphBuildingContext& ctx, const OpDef& stateless, const
                         const std::vector<Tensor>& inputs, OutputSpecs outputs,
                         std::vector<std::shared_ptr<const FunctionBody>> bodies, AttrMap attrs, std::string_view name,
                         std::source_location loc) {
+  register_functional_gradients();
   const bool side_effects = std::any_of(bodies.begin(), bodies.end(), [](const auto& b) { return b->call >= 0; });
   const OpDef& op = side_effects ? stateful : stateless;
   std::vector<TensorRef> refs;
@@ -246,7 +247,6 @@ std::vector<Tensor> branch_node(GraphBuildingContext& ctx, const Tensor& selecto
                                 const std::vector<std::string>& what, const std::vector<std::string>& roles,
                                 const OpDef& stateless, const OpDef& stateful, std::string_view name, const char* api,
                                 std::source_location loc) {
-  register_functional_gradients();
   const int64_t id = next_body_id++;
   std::vector<Traced> traced;
   std::vector<std::shared_ptr<const FunctionBody>> bodies;

@@ -139,8 +139,9 @@ std::vector<Tensor> while_loop(const LoopCondFn& cond_fn, const LoopBodyFn& body
                                const WhileOptions& options = {},
                                std::source_location loc = std::source_location::current());
 
-// Registers the gradients of If, Case and their Stateless forms (graph/functional_gradient.cc,
-// Note [If gradient]); cond(), switch_case() and import_graph_def call it.
+// Registers the gradients of If, Case, While and their Stateless forms
+// (graph/functional_gradient.cc, Note [If gradient], Note [While gradient]); building any such
+// node calls it, as does import_graph_def.
 void register_functional_gradients();
 
 // TensorFlow's truth value of If's condition and While's cond result.

@@ -104,6 +104,23 @@ TEST(GraphDefWhileLoopsTest, LoopVariablesAndOuterTensorsThroughConstantEnters) 
   EXPECT_EQ(g.get_tensor_by_name("while/Exit_1:0").shape(), (Shape{-1}));
 }
 
+TEST(GraphDefWhileLoopsTest, GradientsFlowThroughTheImportedLoop) {
+  // acc = x^n elementwise: d acc / dx = n x^(n-1), through the While the TensorFlow 1 loop became
+  // (Note [While gradient]).
+  Graph g = graph_from_graph_def(graph_def_from_text(power_graph()));
+  Tensor dx;
+  {
+    auto scope = g.as_default();
+    dx = gradients({g.get_tensor_by_name("while/Exit_1:0")}, {g.get_tensor_by_name("x:0")})[0];
+  }
+  Session sess(g);
+  const Tensor x(std::vector<float>{1, 2, 3}, Shape{3});
+  EXPECT_EQ(sess.run(dx, {{g.get_tensor_by_name("x:0"), x}, {g.get_tensor_by_name("n:0"), Tensor(int32_t{4})}}).to_vector<float>(),
+            (std::vector<float>{4, 32, 108}));
+  EXPECT_EQ(sess.run(dx, {{g.get_tensor_by_name("x:0"), x}, {g.get_tensor_by_name("n:0"), Tensor(int32_t{0})}}).to_vector<float>(),
+            (std::vector<float>{0, 0, 0}));
+}
+
 TEST(GraphDefWhileLoopsTest, TheRewrittenGraphWritesTensorFlowTwosWhileAndItsFunctions) {
   const Graph g = graph_from_graph_def(graph_def_from_text(power_graph()));
   const GraphDef def = to_graph_def(g);
