@@ -348,6 +348,28 @@ std::map<std::string, std::vector<Case>> make_cases() {
       add("CropAndResizeGradImage", {rnd({3, 3, 2, 2}, -1, 1, 265), fixed_boxes, ind, image_size},
           [=](const V& v) { return crop_and_resize_grad_image(v[0], v[1], v[2], v[3], DType::kFloat64, method); });
   }
+  {
+    // Control flow over functions (graph ops, graph/functional_ops.h), traced so that the tape
+    // differentiates the If, Case or While node (eagerly the chosen function runs instead).
+    auto zero = [](const Tensor& t) { return zeros_like(t); };
+    static auto if_fn = function([=](const Tensor& x, const Tensor& y) {
+      const Tensor s = reduce_sum(x);
+      return cond(greater(s, zero(s)), [&] { return x * y * y; }, [&] { return sin(x) + y; });
+    });
+    add("If", {rnd({3}, 0.5, 1, 270), rnd({3}, -1, 1, 271)}, [](const V& v) { return if_fn(v[0], v[1]); });
+    add("If", {rnd({3}, -1, -0.5, 272), rnd({3}, -1, 1, 273)}, [](const V& v) { return if_fn(v[0], v[1]); });
+    static auto case_fn = function([](const Tensor& i, const Tensor& x) {
+      return switch_case(i, {[&] { return V{x * x}; }, [&] { return V{exp(x) * x}; }})[0];
+    });
+    for (int32_t i : {0, 1, 5})
+      add("Case", {Tensor(i), rnd({2, 2}, -1, 1, 274 + i)}, [](const V& v) { return case_fn(v[0], v[1]); });
+    // Three iterations of x <- x * w + sin(x), w read unchanged (a capture passed through).
+    static auto while_fn = function([](const Tensor& x, const Tensor& w) {
+      return while_loop([](const V& v) { return less(v[1], 3); },
+                        [&](const V& v) { return V{v[0] * w + sin(v[0]), v[1] + 1}; }, {x, Tensor(int32_t{0})})[0];
+    });
+    add("While", {rnd({3}, -1, 1, 280), rnd({3}, 0.5, 1.5, 281)}, [](const V& v) { return while_fn(v[0], v[1]); });
+  }
   return c;
 }
 
