@@ -29,10 +29,34 @@ namespace {
 // instead makes the forward node output its intermediates). An input without a gradient gets
 // zeros in every branch (branches return alike) and no gradient outside. While: Note [While
 // gradient].
-//
-// The branches' gradient functions, for input 0 (the selector) and the float inputs in `wanted`.
-std::vector<Tensor> run_body(const FunctionBody& body, const std::vector<Tensor>& values);
 
+// TensorFlow's truth value as a bool scalar (an imported If or While may decide on a number or a
+// tensor).
+Tensor truth(const Tensor& c) {
+  return c.dtype() == DType::kBool && c.shape().rank() == 0 ? c
+         : c.shape().rank() == 0                           ? not_equal(c, zeros_like(c))
+                                                           : greater(size(c), 0);
+}
+
+// A body's results on `values`, its graph imported where the graph is being built.
+std::vector<Tensor> run_body(const FunctionBody& body, const std::vector<Tensor>& values) {
+  GraphBuildingContext* ctx = current_graph_context();
+  const GraphState& g = *body.graph.state();
+  std::map<std::string, Tensor> input_map;
+  for (size_t k = 0; k < values.size(); ++k) input_map[absl::StrCat(g.node(body.args[k].node).name, ":0")] = values[k];
+  std::vector<std::string> returns;
+  for (const TensorRef& r : body.results) returns.push_back(absl::StrCat(g.node(r.node).name, ":", r.index));
+  const std::vector<ImportedElement> imported = import_graph_def(ctx->graph(), to_graph_def(body.graph), input_map, returns, "forward");
+  std::vector<Tensor> out;
+  for (size_t j = 0; j < body.results.size(); ++j) {
+    // A result that is an argument is its value (the import returns the placeholder it replaced).
+    const auto arg = std::find_if(body.args.begin(), body.args.end(), [&](const TensorRef& a) { return a.node == body.results[j].node; });
+    out.push_back(arg != body.args.end() ? values[static_cast<size_t>(arg - body.args.begin())] : std::get<Tensor>(imported[j]));
+  }
+  return out;
+}
+
+// The branches' gradient functions, for the float inputs in `wanted` (input 0 is the selector).
 std::vector<BranchFn> branch_gradients(const GradInputs& op, absl::Span<const Tensor> grads, const std::vector<size_t>& wanted,
                                        const std::vector<std::shared_ptr<const FunctionBody>>& bodies) {
   std::vector<BranchFn> out;
@@ -57,32 +81,6 @@ std::vector<BranchFn> branch_gradients(const GradInputs& op, absl::Span<const Te
         for (const Source& x : xs) g.push_back(zeros_like(*x.tensor()));
       return g;
     }));
-  }
-  return out;
-}
-
-// TensorFlow's truth value as a bool scalar (an imported If or While may decide on a number or a
-// tensor).
-Tensor truth(const Tensor& c) {
-  return c.dtype() == DType::kBool && c.shape().rank() == 0 ? c
-         : c.shape().rank() == 0                           ? not_equal(c, zeros_like(c))
-                                                           : greater(size(c), 0);
-}
-
-// A body's results on `values`, its graph imported where the graph is being built.
-std::vector<Tensor> run_body(const FunctionBody& body, const std::vector<Tensor>& values) {
-  GraphBuildingContext* ctx = current_graph_context();
-  const GraphState& g = *body.graph.state();
-  std::map<std::string, Tensor> input_map;
-  for (size_t k = 0; k < values.size(); ++k) input_map[absl::StrCat(g.node(body.args[k].node).name, ":0")] = values[k];
-  std::vector<std::string> returns;
-  for (const TensorRef& r : body.results) returns.push_back(absl::StrCat(g.node(r.node).name, ":", r.index));
-  const std::vector<ImportedElement> imported = import_graph_def(ctx->graph(), to_graph_def(body.graph), input_map, returns, "forward");
-  std::vector<Tensor> out;
-  for (size_t j = 0; j < body.results.size(); ++j) {
-    // A result that is an argument is its value (the import returns the placeholder it replaced).
-    const auto arg = std::find_if(body.args.begin(), body.args.end(), [&](const TensorRef& a) { return a.node == body.results[j].node; });
-    out.push_back(arg != body.args.end() ? values[static_cast<size_t>(arg - body.args.begin())] : std::get<Tensor>(imported[j]));
   }
   return out;
 }
