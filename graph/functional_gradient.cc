@@ -6,13 +6,17 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/errors.h"
 #include "eager/ops/array.h"
 #include "eager/ops/binary.h"
 #include "eager/ops/creation.h"
+#include "eager/ops/reduction.h"
 #include "graph/functional_ops.h"
 #include "graph/gradients.h"
 #include "graph/graph_context.h"
 #include "graph/graph_def.h"
+#include "graph/graph_ops.h"
+#include "graph/scopes.h"
 #include "tape/gradient_registry.h"
 
 namespace tapeflow {
@@ -56,6 +60,26 @@ std::vector<Tensor> run_body(const FunctionBody& body, const std::vector<Tensor>
   return out;
 }
 
+// The gradients recompute a body, so a body whose values a second run would not repeat (a random
+// op draws new numbers) would be differentiated at other values than those it computed: such a
+// body is refused, naming the node. Prints and asserts only run again.
+void refuse_unrepeatable(const FunctionBody& body, const Node& node, int depth = 0) {
+  const GraphState& g = *body.graph.state();
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    const Node& n = g.node(i);
+    if (is_functional_op(n.op)) {
+      if (depth < 64)
+        for (const std::shared_ptr<const FunctionBody>& inner : n.functions()) refuse_unrepeatable(*inner, node, depth + 1);
+      continue;
+    }
+    if (!n.op->stateful || n.op == &kPlaceholderOp || n.op == &kNoOp || n.op == &kPrintOp || n.op == &kAssertOp) continue;
+    throw UnimplementedError(absl::StrCat("[gradients] node '", n.name, "' (", n.op->type, ") in function '", body.name,
+                                          "' of node '", node.name, "' (", node.op->type, ") would compute other values "
+                                          "when the gradient runs the function again (Note [If gradient]); tapeflow "
+                                          "differentiates control flow whose functions have no random or stateful ops"));
+  }
+}
+
 // The branches' gradient functions, for the float inputs in `wanted` (input 0 is the selector).
 std::vector<BranchFn> branch_gradients(const GradInputs& op, absl::Span<const Tensor> grads, const std::vector<size_t>& wanted,
                                        const std::vector<std::shared_ptr<const FunctionBody>>& bodies) {
@@ -90,10 +114,13 @@ std::vector<BranchFn> branch_gradients(const GradInputs& op, absl::Span<const Te
 // holds x_0 ... x_n of variable k, n the iterations), then a second loop from the last iteration
 // to the first: at iteration i it recomputes the body on x_i and takes gradients() of its float
 // results, weighted by the gradients so far, with respect to its float arguments. What the loop
-// reads unchanged (a capture, passed through as a loop variable) collects its gradient the same
-// way, through the body's identity for it. The price is the forward loop twice and the body once
-// more per iteration, and memory for every iteration's variables (TensorFlow keeps the
-// intermediates in stacks instead); a body's prints and asserts run again.
+// reads unchanged (a capture, passed through as a loop variable) has no history (it is the input
+// at every iteration) and collects its gradient through the body's identity for it. The price is
+// the forward loop twice and the body once more per iteration, and memory for every iteration's
+// changing variables, each iteration copying the history so far (TensorFlow keeps the
+// intermediates in stacks instead); a body's prints and asserts run again. Not differentiated,
+// with a typed error: a loop variable that changes shape between iterations (when it runs), and
+// a body with random or other stateful ops (refuse_unrepeatable).
 GradList while_gradient(const GradInputs& op, absl::Span<const Tensor> grads) {
   GradList out(op.inputs.size());
   if (op.outputs.empty()) return out;
@@ -107,20 +134,30 @@ GradList while_gradient(const GradInputs& op, absl::Span<const Tensor> grads) {
       floats.push_back(k);
       wanted = wanted || op.needs(k);
     }
-  if (!wanted || bodies.size() != 2) return out;
+  if (!wanted) return out;
+  if (bodies.size() != 2)
+    throw InternalError(absl::StrCat("[gradients] node '", node.name, "' (", node.op->type, ") runs ", bodies.size(),
+                                     " functions, not 2"));
   const FunctionBody& cond_body = *bodies[0];
   const FunctionBody& body = *bodies[1];
+  refuse_unrepeatable(cond_body, node);
+  refuse_unrepeatable(body, node);
   auto vars = [m](const std::vector<Tensor>& v, size_t from) {
     return std::vector<Tensor>(v.begin() + static_cast<std::ptrdiff_t>(from), v.begin() + static_cast<std::ptrdiff_t>(from + m));
   };
-  // 1. The loop again: [count, x..., history...].
+  // The variables the body changes get a history; one it returns unchanged (a capture, a limit)
+  // is its input at every iteration.
+  std::vector<size_t> changing;
+  for (size_t k = 0; k < m; ++k)
+    if (!(k < body.results.size() && k < body.args.size() && body.results[k] == body.args[k])) changing.push_back(k);
+  // 1. The loop again: [count, x..., history of each changing variable...].
   std::vector<Tensor> init{Tensor(int32_t{0})};
   std::vector<Shape> invariants{Shape{}};
   for (size_t k = 0; k < m; ++k) {
     init.push_back(op.inputs[k]);
     invariants.push_back(node.outputs[k].shape);
   }
-  for (size_t k = 0; k < m; ++k) {
+  for (size_t k : changing) {
     init.push_back(expand_dims(op.inputs[k], 0));
     Shape stacked{-1};
     for (int d = 0; d < node.outputs[k].shape.rank(); ++d) stacked.push_back(node.outputs[k].shape.dim(d));
@@ -132,7 +169,22 @@ GradList while_gradient(const GradInputs& op, absl::Span<const Tensor> grads) {
         const std::vector<Tensor> x = run_body(body, vars(v, 1));
         std::vector<Tensor> next{v[0] + 1};
         next.insert(next.end(), x.begin(), x.end());
-        for (size_t k = 0; k < m; ++k) next.push_back(concat({v[1 + m + k], expand_dims(x[k], 0)}, 0));
+        for (size_t h = 0; h < changing.size(); ++h) {
+          const size_t k = changing[h];
+          const Tensor& history = v[1 + m + h];
+          if (node.outputs[k].shape.is_fully_defined()) {
+            next.push_back(concat({history, expand_dims(x[k], 0)}, 0));
+            continue;
+          }
+          // The history stacks values of one shape: a variable that changes shape is refused when it runs.
+          const Operation same = assert_that(reduce_all(equal(shape(x[k]), shape(v[1 + k]))), {shape(v[1 + k]), shape(x[k])},
+                                             absl::StrCat("the gradient of ", node.op->type, " '", node.name, "' needs loop "
+                                                          "variable ", k, " to keep its shape between iterations (Note "
+                                                          "[While gradient]); it went from"),
+                                             -1);
+          auto after = control_dependencies({same});
+          next.push_back(concat({history, expand_dims(x[k], 0)}, 0));
+        }
         return next;
       },
       init, {.name = "While_grad_forward", .shape_invariants = invariants});
@@ -149,8 +201,9 @@ GradList while_gradient(const GradInputs& op, absl::Span<const Tensor> grads) {
         const Tensor i = v[0] - 1;
         std::vector<Tensor> x;
         std::vector<Source> xs;
-        for (size_t k = 0; k < m; ++k) {
-          x.push_back(identity(gather(forward[1 + m + k], i)));  // x_i, the input of iteration i
+        for (size_t k = 0, h = 0; k < m; ++k) {  // x_i, the input of iteration i
+          const bool changes = h < changing.size() && changing[h] == k;
+          x.push_back(identity(changes ? gather(forward[1 + m + h++], i) : op.inputs[k]));
           if (is_floating(x.back().dtype())) xs.emplace_back(x.back());
         }
         const std::vector<Tensor> y = run_body(body, x);
@@ -178,14 +231,18 @@ GradList branches_gradient(const GradInputs& op, absl::Span<const Tensor> grads)
   std::vector<size_t> wanted;  // the float inputs (after the selector) whose gradient is asked
   for (size_t k = 1; k < op.inputs.size(); ++k)
     if (is_floating(op.inputs[k].dtype()) && op.needs(k)) wanted.push_back(k);
-  if (wanted.empty() || bodies.empty()) return out;
+  if (wanted.empty()) return out;
+  if (bodies.empty()) throw InternalError(absl::StrCat("[gradients] node '", node.name, "' (", node.op->type, ") runs no functions"));
+  for (const std::shared_ptr<const FunctionBody>& b : bodies) refuse_unrepeatable(*b, node);
   const std::vector<BranchFn> fns = branch_gradients(op, grads, wanted, bodies);
   const Tensor& c = op.inputs[0];
   std::vector<Tensor> g;
   if (node.op == &kCaseOp || node.op == &kStatelessCaseOp) {
     g = switch_case(c, fns, "Case_grad");
   } else {
-    if (bodies.size() != 2) return out;
+    if (bodies.size() != 2)
+      throw InternalError(absl::StrCat("[gradients] node '", node.name, "' (", node.op->type, ") runs ", bodies.size(),
+                                       " functions, not 2"));
     g = cond(truth(c), fns[0], fns[1], "If_grad");
   }
   for (size_t i = 0; i < wanted.size(); ++i) out[wanted[i]] = g[i];

@@ -28,8 +28,8 @@ absl::StatusOr<OutputSpecs> made_by_import(const InferenceContext& ctx) {
 
 // Stateful: never folded, deduplicated or pruned away from what they compute; the executor
 // runs them itself (graph/functional_run.cc), and graph_def_functional.cc reads and writes
-// their TensorFlow attrs. Differentiable, with no gradient function: graph gradients through
-// one are a NotFoundError naming it, not a silent zero.
+// their TensorFlow attrs. Differentiable: their gradients are registered by
+// register_functional_gradients (graph/functional_gradient.cc).
 #define TAPEFLOW_FUNCTIONAL_OP(var, type_name, api, form)                                                   \
   OpDef var{.type = type_name, .api_name = api, .num_inputs = -1, .infer = made_by_import, .stateful = true, \
             .differentiable = true, .tf_form = form};

@@ -44,9 +44,10 @@
 //   traced body's variable reads happen before the node (above).
 // - A body with side effects (Print, Assert) makes a stateful If / While, which runs even when
 //   nothing reads it; otherwise the node is StatelessIf / StatelessWhile.
-// - Graph gradients through If recompute the branch that ran (Note [If gradient]); through
-//   While and Case they are not built (gradients() names the node). Eagerly the tape
-//   differentiates the functions that ran.
+// - Graph gradients through If and Case recompute the branch that ran (Note [If gradient]);
+//   through While, the loop runs again keeping each iteration's variables and a second loop
+//   goes back over them (Note [While gradient]). Eagerly the tape differentiates the functions
+//   that ran.
 #pragma once
 
 #include <functional>

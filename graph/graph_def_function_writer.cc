@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "core/errors.h"
@@ -67,8 +68,15 @@ absl::StatusOr<proto::FunctionDef> function_def_of(const FunctionBody& body, Lib
     if (!arg) return fail(absl::StrCat("node '", name, "' (", n->second->op(), ") has no output ", index));
     return absl::StrCat(name, ":", absl::string_view(arg->first.data(), arg->first.size()), ":", arg->second);
   };
+  // Placeholders nothing reads are left out: a gradient's body that imported another body keeps
+  // the placeholders its input_map replaced (graph/functional_gradient.cc).
+  absl::flat_hash_set<std::string_view> read;
+  for (const proto::NodeDef& n : def.node())
+    for (const std::string& in : n.input()) read.insert(split_tensor_name(std::string_view(in).substr(in.starts_with("^") ? 1 : 0)).first);
+  for (const TensorRef& r : body.results) read.insert(body.graph.state()->node(r.node).name);
   for (const proto::NodeDef& n : def.node()) {
     if (arg_of.contains(n.name())) continue;
+    if (n.op() == "Placeholder" && !read.contains(n.name())) continue;
     if (n.op() == "Placeholder") return fail(absl::StrCat("node '", n.name(), "' is a placeholder; a body takes its values as arguments"));
     proto::NodeDef& out = *f.add_node_def();
     out = n;

@@ -310,6 +310,55 @@ TEST(CondWhileTest, GradientsThroughCondMatchTheEagerTape) {
 
 }
 
+// Graphs holding control-flow gradients are written as TensorFlow's GraphDef and read back with
+// the same values; what a gradient cannot recompute is a typed error naming the node.
+TEST(CondWhileTest, GradientGraphsSaveAndWhatCannotBeRecomputedIsRefused) {
+  Graph g;
+  Tensor x, dcond, dloop;
+  {
+    auto scope = g.as_default();
+    x = placeholder(DType::kFloat32, {2}, "x");
+    const Tensor c = cond(greater(reduce_sum(x), 0.f), [&] { return x * x; }, [&] { return x * 5.f; });
+    const Tensor w = while_loop([](const std::vector<Tensor>& v) { return less(v[1], 2); },
+                                [](const std::vector<Tensor>& v) { return std::vector<Tensor>{v[0] * v[0], v[1] + 1}; },
+                                {x, Tensor(int32_t{0})})[0];
+    dcond = gradients({c}, {x})[0];
+    dloop = gradients({w}, {x})[0];
+  }
+  const Graph h = graph_from_graph_def(to_graph_def(g));
+  for (const Graph* graph : std::vector<const Graph*>{&g, &h}) {
+    Session sess(*graph);
+    const std::vector<Tensor> got = sess.run({graph->get_tensor_by_name(dcond.name()), graph->get_tensor_by_name(dloop.name())},
+                                             {{graph->get_tensor_by_name("x:0"), Tensor{1.f, 2.f}}});
+    EXPECT_EQ(got[0].to_vector<float>(), (std::vector<float>{2.f, 4.f}));
+    EXPECT_EQ(got[1].to_vector<float>(), (std::vector<float>{4.f, 32.f}));  // d x^4 / dx
+  }
+  // A random op in a body would draw other numbers when the gradient runs it again.
+  Graph r;
+  {
+    auto scope = r.as_default();
+    const Tensor p = placeholder(DType::kFloat32, {2}, "p");
+    const Tensor y = cond(greater(reduce_sum(p), 0.f), [&] { return p * random_uniform({2}); }, [&] { return p; });
+    EXPECT_THAT(error_of<UnimplementedError>([&] { gradients({y}, {p}); }),
+                AllOf(HasSubstr("(RandomUniform) in function 'tapeflow_cond_true_"), HasSubstr("would compute other values")));
+  }
+  // A loop variable that changes shape ([1] to [3] by broadcasting): the history cannot stack it.
+  Graph s;
+  Tensor q, dq;
+  {
+    auto scope = s.as_default();
+    q = placeholder(DType::kFloat32, {1}, "q");
+    const Tensor y = while_loop([](const std::vector<Tensor>& v) { return less(v[1], 2); },
+                                [](const std::vector<Tensor>& v) { return std::vector<Tensor>{v[0] * Tensor{1.f, 1.f, 1.f}, v[1] + 1}; },
+                                {q, Tensor(int32_t{0})}, {.shape_invariants = {Shape{-1}, Shape{}}})[0];
+    dq = gradients({reduce_sum(y)}, {q})[0];
+  }
+  Session sess(s);
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] { sess.run(dq, {{q, Tensor{2.f}}}); }),
+              HasSubstr("needs loop variable 0 to keep its shape between iterations (Note [While gradient]); it went "
+                        "from] [1] [3]"));
+}
+
 // Note [While gradient]: the loop run again with its history, then back from the last iteration.
 TEST(CondWhileTest, GradientsThroughWhileLoopsMatchTheEagerTape) {
   auto looping = function([](const Tensor& v) { return double_until_large(v)[0]; });

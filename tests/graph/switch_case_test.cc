@@ -83,8 +83,10 @@ TEST(SwitchCaseTest, GradientsThroughATracedSwitchCaseMatchTheEagerTape) {
     if (i == 0) {
       EXPECT_EQ(eager_dx.to_vector<float>(), (std::vector<float>{1.5f, -4.f}));  // 2 x w
       EXPECT_EQ(traced_dw.to_vector<float>(), eager_dw.to_vector<float>());
-    } else {
+    } else {  // w is not read on these branches
       EXPECT_EQ(eager_dx.to_vector<float>(), (std::vector<float>{3.f, 3.f}));
+      EXPECT_FALSE(eager_dw.defined());
+      EXPECT_EQ(traced_dw.to_vector<float>(), (std::vector<float>{0.f, 0.f}));
     }
   }
 }
