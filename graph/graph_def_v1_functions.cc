@@ -104,12 +104,17 @@ void keep_colocations(proto::NodeDef& node, const V1Index& index, absl::Function
 
 void emit_rewritten(const GraphDef& def, const V1Index& index, const std::vector<bool>& removed,
                     std::vector<std::vector<proto::NodeDef>>& before, std::vector<proto::NodeDef>& at_end, GraphDef& out) {
+  absl::flat_hash_set<std::string> again;  // removed names the rewrite uses again (an Exit's, a Merge's)
+  for (const std::vector<proto::NodeDef>& nodes : before)
+    for (const proto::NodeDef& nd : nodes) again.insert(nd.name());
+  for (const proto::NodeDef& nd : at_end) again.insert(nd.name());
+  const auto kept = [&](int n) { return !removed[static_cast<size_t>(n)] || again.contains(def.node(n).name()); };
   for (int i = 0; i < def.node_size(); ++i) {
     for (proto::NodeDef& nd : before[static_cast<size_t>(i)]) *out.add_node() = std::move(nd);
     if (removed[static_cast<size_t>(i)]) continue;
     proto::NodeDef* nd = out.add_node();
     *nd = def.node(i);
-    keep_colocations(*nd, index, [&](int n) { return !removed[static_cast<size_t>(n)]; });
+    keep_colocations(*nd, index, kept);
   }
   for (proto::NodeDef& nd : at_end) *out.add_node() = std::move(nd);
 }

@@ -56,7 +56,8 @@ absl::Status add_function_nodes(const GraphDef& def, const V1Index& index, const
 void keep_colocations(proto::NodeDef& node, const V1Index& index, absl::FunctionRef<bool(int)> kept);
 
 // out's nodes: def's except the `removed` ones (their "_class" entries naming removed nodes
-// dropped), each of before[i] ahead of node i, and at_end after them all.
+// dropped, unless the name comes back among the new nodes), each of before[i] ahead of node i,
+// and at_end after them all.
 void emit_rewritten(const GraphDef& def, const V1Index& index, const std::vector<bool>& removed,
                     std::vector<std::vector<proto::NodeDef>>& before, std::vector<proto::NodeDef>& at_end, GraphDef& out);
 

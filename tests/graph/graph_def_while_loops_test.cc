@@ -44,7 +44,8 @@ node { name: "while/add/y" op: "Const" input: "^while/Identity" attr { key: "dty
 node { name: "while/add" op: "AddV2" input: "while/Identity" input: "while/add/y" attr { key: "T" value { type: DT_INT32 } } }
 node { name: "while/NextIteration" op: "NextIteration" input: "while/add" attr { key: "T" value { type: DT_INT32 } } }
 node { name: "while/Exit" op: "Exit" input: "while/Switch" attr { key: "T" value { type: DT_INT32 } } }
-node { name: "out" op: "Identity" input: "while/Exit" attr { key: "T" value { type: DT_INT32 } } }
+node { name: "out" op: "Identity" input: "while/Exit" attr { key: "T" value { type: DT_INT32 } }
+  attr { key: "_class" value { list { s: "loc:@while/Exit" } } } }
 versions { producer: 134 }
 )pb";
 
@@ -76,6 +77,8 @@ TEST(GraphDefWhileLoopsTest, CounterImportsAsAWhileAndCountsToTen) {
   EXPECT_EQ(g.get_operation_by_name("while/Exit").type(), "Identity");  // the Exit's name stays
   const Tensor out = g.get_tensor_by_name("out:0");
   EXPECT_EQ(out.dtype(), DType::kInt32);
+  // A colocation with the Exit names the Identity that keeps its name.
+  EXPECT_THAT(g.get_operation_by_name("out").node().colocate_with(), ElementsAre("while/Exit"));
   Session sess(g);
   const Tensor v = sess.run(out);
   EXPECT_EQ(v.shape(), Shape{});
