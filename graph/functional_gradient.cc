@@ -80,6 +80,16 @@ void refuse_unrepeatable(const FunctionBody& body, const Node& node, int depth =
   }
 }
 
+// The node's functions: `count` of them (0: at least one). The builders and the importer make
+// them so; anything else is a bug, not a silent zero gradient.
+const std::vector<std::shared_ptr<const FunctionBody>>& functions_of(const Node& node, size_t count) {
+  const std::vector<std::shared_ptr<const FunctionBody>>& bodies = node.functions();
+  if (count == 0 ? bodies.empty() : bodies.size() != count)
+    throw InternalError(absl::StrCat("[gradients] node '", node.name, "' (", node.op->type, ") runs ", bodies.size(),
+                                     " functions, not ", count == 0 ? std::string("at least one") : std::to_string(count)));
+  return bodies;
+}
+
 // The branches' gradient functions, for the float inputs in `wanted` (input 0 is the selector).
 std::vector<BranchFn> branch_gradients(const GradInputs& op, absl::Span<const Tensor> grads, const std::vector<size_t>& wanted,
                                        const std::vector<std::shared_ptr<const FunctionBody>>& bodies) {
@@ -125,7 +135,6 @@ GradList while_gradient(const GradInputs& op, absl::Span<const Tensor> grads) {
   GradList out(op.inputs.size());
   if (op.outputs.empty()) return out;
   const Node& node = producer(op.outputs[0]).node();
-  const std::vector<std::shared_ptr<const FunctionBody>>& bodies = node.functions();
   const size_t m = op.inputs.size();
   std::vector<size_t> floats;  // the float loop variables
   bool wanted = false;
@@ -135,9 +144,7 @@ GradList while_gradient(const GradInputs& op, absl::Span<const Tensor> grads) {
       wanted = wanted || op.needs(k);
     }
   if (!wanted) return out;
-  if (bodies.size() != 2)
-    throw InternalError(absl::StrCat("[gradients] node '", node.name, "' (", node.op->type, ") runs ", bodies.size(),
-                                     " functions, not 2"));
+  const std::vector<std::shared_ptr<const FunctionBody>>& bodies = functions_of(node, 2);
   const FunctionBody& cond_body = *bodies[0];
   const FunctionBody& body = *bodies[1];
   refuse_unrepeatable(cond_body, node);
@@ -227,24 +234,18 @@ GradList branches_gradient(const GradInputs& op, absl::Span<const Tensor> grads)
   GradList out(op.inputs.size());
   if (op.outputs.empty()) return out;
   const Node& node = producer(op.outputs[0]).node();
-  const std::vector<std::shared_ptr<const FunctionBody>>& bodies = node.functions();
   std::vector<size_t> wanted;  // the float inputs (after the selector) whose gradient is asked
   for (size_t k = 1; k < op.inputs.size(); ++k)
     if (is_floating(op.inputs[k].dtype()) && op.needs(k)) wanted.push_back(k);
   if (wanted.empty()) return out;
-  if (bodies.empty()) throw InternalError(absl::StrCat("[gradients] node '", node.name, "' (", node.op->type, ") runs no functions"));
+  const bool is_case = node.op == &kCaseOp || node.op == &kStatelessCaseOp;
+  const std::vector<std::shared_ptr<const FunctionBody>>& bodies = functions_of(node, is_case ? 0 : 2);
   for (const std::shared_ptr<const FunctionBody>& b : bodies) refuse_unrepeatable(*b, node);
   const std::vector<BranchFn> fns = branch_gradients(op, grads, wanted, bodies);
   const Tensor& c = op.inputs[0];
   std::vector<Tensor> g;
-  if (node.op == &kCaseOp || node.op == &kStatelessCaseOp) {
-    g = switch_case(c, fns, "Case_grad");
-  } else {
-    if (bodies.size() != 2)
-      throw InternalError(absl::StrCat("[gradients] node '", node.name, "' (", node.op->type, ") runs ", bodies.size(),
-                                       " functions, not 2"));
-    g = cond(truth(c), fns[0], fns[1], "If_grad");
-  }
+  if (is_case) g = switch_case(c, fns, "Case_grad");
+  else g = cond(truth(c), fns[0], fns[1], "If_grad");
   for (size_t i = 0; i < wanted.size(); ++i) out[wanted[i]] = g[i];
   return out;
 }

@@ -972,6 +972,11 @@ GraphDef read_graph_def(const std::string& path, std::source_location loc) {
 
 namespace graph_def_internal {
 
+const proto::AttrValue* find_attr(const proto::NodeDef& node, const char* name) {
+  const auto it = node.attr().find(name);
+  return it == node.attr().end() ? nullptr : &it->second;
+}
+
 absl::Status node_error(const proto::NodeDef& node, absl::StatusCode code, absl::string_view message) {
   return absl::Status(code, absl::StrCat("[import_graph_def] node '", node.name(), "' (", node.op(), "): ", message));
 }

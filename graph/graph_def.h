@@ -215,6 +215,8 @@ std::vector<std::pair<int, int>> spare_constant_edges(const GraphState& state, c
 // The natural kind of a tapeflow attr value ("int", "ints", ...), for "_"-prefixed attrs.
 std::string natural_kind(const AttrValue& value);
 std::string natural_kind(const proto::AttrValue& value);
+// The NodeDef's attr `name`, or null.
+const proto::AttrValue* find_attr(const proto::NodeDef& node, const char* name);
 // "[import_graph_def] node 'name' (Op): message", the import's error for a NodeDef.
 absl::Status node_error(const proto::NodeDef& node, absl::StatusCode code, absl::string_view message);
 // The GraphDef's nodes in an order where each comes after its inputs: its own order when it is

@@ -24,11 +24,6 @@ bool is_prefix(const State& a, const State& b) {
   return a.size() <= b.size() && std::equal(a.begin(), a.end(), b.begin());
 }
 
-const proto::AttrValue* attr_of(const proto::NodeDef& nd, const char* key) {
-  const auto it = nd.attr().find(key);
-  return it == nd.attr().end() ? nullptr : &it->second;
-}
-
 // One rewrite of the deepest conds of `def`.
 class CondPass {
  public:
@@ -248,12 +243,12 @@ class CondPass {
     tout.mutable_list();
     for (size_t i = 0; i < c.switches.size(); ++i) {
       args.push_back(argument_name(absl::StrCat("input_", i), index_, arg_names_));
-      const proto::AttrValue* t = attr_of(def_.node(c.switches[i]), "T");
+      const proto::AttrValue* t = find_attr(def_.node(c.switches[i]), "T");
       if (t == nullptr) return error(c.switches[i], absl::StatusCode::kInvalidArgument, "attr 'T' (a type) is missing");
       tin.mutable_list()->add_type(t->type());
     }
     for (int m : c.merges) {
-      const proto::AttrValue* t = attr_of(def_.node(m), "T");
+      const proto::AttrValue* t = find_attr(def_.node(m), "T");
       if (t == nullptr) return error(m, absl::StatusCode::kInvalidArgument, "attr 'T' (a type) is missing");
       tout.mutable_list()->add_type(t->type());
     }
@@ -284,7 +279,7 @@ class CondPass {
     proto::AttrValue shapes;
     bool all_shapes = true;
     for (int m : c.merges) {
-      const proto::AttrValue* s = attr_of(def_.node(m), "_output_shapes");
+      const proto::AttrValue* s = find_attr(def_.node(m), "_output_shapes");
       if (s != nullptr && s->list().shape_size() >= 1) *shapes.mutable_list()->add_shape() = s->list().shape(0);
       else all_shapes = false;
     }

@@ -231,11 +231,6 @@ absl::StatusOr<std::shared_ptr<const FunctionBody>> build_new_body(const proto::
   return std::shared_ptr<const FunctionBody>(std::move(body));
 }
 
-const proto::AttrValue* find_attr(const proto::NodeDef& nd, const char* name) {
-  const auto it = nd.attr().find(name);
-  return it == nd.attr().end() ? nullptr : &it->second;
-}
-
 absl::StatusOr<const proto::NameAttrList*> func_attr(const proto::NodeDef& nd, const char* name) {
   const proto::AttrValue* v = find_attr(nd, name);
   if (v == nullptr || !v->has_func()) return absl::InvalidArgumentError(absl::StrCat("attr '", name, "' (a function) is missing"));

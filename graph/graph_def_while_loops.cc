@@ -3,7 +3,6 @@
 #include "graph/graph_def_while_loops.h"
 
 #include <algorithm>
-#include <cctype>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,11 +43,6 @@ struct LoopVar {
   std::vector<int> exits;
   proto::DataType dtype = proto::DT_INVALID;
 };
-
-const proto::AttrValue* attr_of(const proto::NodeDef& nd, const char* key) {
-  const auto it = nd.attr().find(key);
-  return it == nd.attr().end() ? nullptr : &it->second;
-}
 
 // One rewrite of the innermost loops of `def` (their frames have no frames inside).
 class Pass {
@@ -118,7 +112,7 @@ class Pass {
         f = g;
       }
       if (is_enter(op(i))) {
-        const proto::AttrValue* name = attr_of(def_.node(i), "frame_name");
+        const proto::AttrValue* name = find_attr(def_.node(i), "frame_name");
         if (name == nullptr || name->s().empty())
           return error(i, absl::StatusCode::kInvalidArgument, "attr 'frame_name' (a string) is missing");
         auto [it, is_new] = frame_by_name.try_emplace(name->s(), static_cast<int>(frames_.size()));
@@ -171,8 +165,8 @@ class Pass {
         loop_cond_ = m;
       }
       if (!is_enter(t)) continue;
-      const proto::AttrValue* constant = attr_of(def_.node(m), "is_constant");
-      const proto::AttrValue* dtype = attr_of(def_.node(m), "T");
+      const proto::AttrValue* constant = find_attr(def_.node(m), "is_constant");
+      const proto::AttrValue* dtype = find_attr(def_.node(m), "T");
       const std::vector<Edge>& ins = index_.inputs[static_cast<size_t>(m)];
       if (dtype == nullptr || ins.empty() || ins[0].control())
         return loop_error(f, m, "an Enter needs attr 'T' and its data input");
@@ -207,7 +201,7 @@ class Pass {
       if (frame_of_[static_cast<size_t>(v.next)] != f) return loop_error(f, v.next, "the NextIteration is in another loop");
       const int k = static_cast<int>(vars_.size());
       var_of_enter[v.enter] = k;
-      v.dtype = attr_of(def_.node(v.enter), "T")->type();
+      v.dtype = find_attr(def_.node(v.enter), "T")->type();
       roles_[v.enter] = RoleOf{Role::kVarEnter, k};
       roles_[v.merge] = RoleOf{Role::kMerge, k};
       roles_[v.next] = RoleOf{Role::kNextIteration, k};
@@ -314,7 +308,7 @@ class Pass {
     for (size_t j = 0; j < captures_.size(); ++j) {
       proto::OpDef::ArgDef& a = *sig.add_input_arg();
       a.set_name(capture_args_[j]);
-      a.set_type(attr_of(def_.node(captures_[j]), "T")->type());
+      a.set_type(find_attr(def_.node(captures_[j]), "T")->type());
     }
     TF_RETURN_IF_ERROR(add_function_nodes(
         def_, index_, nodes, [&](int reader, const Edge& e) { return tensor_in_function(f, reader, e, body, in_fn); },
@@ -365,7 +359,7 @@ class Pass {
       body_results.push_back(Result{absl::StrCat("output_", k), vars_[k].dtype, vars_[k].next, next_in[0]});
     }
     for (size_t j = 0; j < captures_.size(); ++j)
-      body_results.push_back(Result{absl::StrCat("output_", vars_.size() + j), attr_of(def_.node(captures_[j]), "T")->type(),
+      body_results.push_back(Result{absl::StrCat("output_", vars_.size() + j), find_attr(def_.node(captures_[j]), "T")->type(),
                                     captures_[j], Edge{captures_[j], 0}});
     const std::vector<int> body_nodes = closure(f, body_seeds);
 
@@ -386,7 +380,7 @@ class Pass {
     proto::AttrValue::ListValue& shapes = *attrs["output_shapes"].mutable_list();
     // The shape each loop variable may take: the Merge's, when the GraphDef says it; else its rank.
     auto add_shape = [&](int node) {
-      const proto::AttrValue* s = attr_of(def_.node(node), "_output_shapes");
+      const proto::AttrValue* s = find_attr(def_.node(node), "_output_shapes");
       if (s != nullptr && s->list().shape_size() >= 1) *shapes.add_shape() = s->list().shape(0);
       else shapes.add_shape()->set_unknown_rank(true);
     };
@@ -398,7 +392,7 @@ class Pass {
     }
     for (int c : captures_) {
       enters.push_back(c);
-      types.add_type(attr_of(def_.node(c), "T")->type());
+      types.add_type(find_attr(def_.node(c), "T")->type());
       add_shape(c);
     }
     for (int e : enters) w.add_input(def_.node(e).input(0));  // data input 0 (checked in find_structure)
@@ -410,7 +404,7 @@ class Pass {
     for (std::string& c : controls) w.add_input(std::move(c));
     attrs["cond"].mutable_func()->set_name(cond_name);
     attrs["body"].mutable_func()->set_name(body_name);
-    const proto::AttrValue* parallel = attr_of(def_.node(enters.front()), "parallel_iterations");
+    const proto::AttrValue* parallel = find_attr(def_.node(enters.front()), "parallel_iterations");
     attrs["parallel_iterations"].set_i(parallel != nullptr ? parallel->i() : 10);
 
     for (int x : fr.exits) {

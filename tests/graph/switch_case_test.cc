@@ -61,24 +61,16 @@ TEST(SwitchCaseTest, GradientsThroughATracedSwitchCaseMatchTheEagerTape) {
   };
   auto traced = function([&](const Tensor& i, const Tensor& x) { return loss(i, x); });
   const Tensor x{1.5f, 2.f};
+  // d/dx and d/dw of f(index, x), on a tape.
+  auto grads = [&](auto&& f, int32_t i) {
+    GradientTape tape;
+    tape.watch(x);
+    const Tensor y = f(Tensor(i), x);
+    return tape.gradient(y, std::vector<Source>{x, w});
+  };
   for (int32_t i : {0, 1, 4}) {
-    Tensor eager_dx, eager_dw, traced_dx, traced_dw;
-    {
-      GradientTape tape;
-      tape.watch(x);
-      const Tensor y = loss(Tensor(i), x);
-      const std::vector<Tensor> g = tape.gradient(y, std::vector<Source>{x, w});
-      eager_dx = g[0];
-      eager_dw = g[1];
-    }
-    {
-      GradientTape tape;
-      tape.watch(x);
-      const Tensor y = traced(Tensor(i), x);
-      const std::vector<Tensor> g = tape.gradient(y, std::vector<Source>{x, w});
-      traced_dx = g[0];
-      traced_dw = g[1];
-    }
+    const std::vector<Tensor> eager = grads(loss, i), graph = grads(traced, i);
+    const Tensor &eager_dx = eager[0], &eager_dw = eager[1], &traced_dx = graph[0], &traced_dw = graph[1];
     EXPECT_EQ(traced_dx.to_vector<float>(), eager_dx.to_vector<float>()) << "index " << i;
     if (i == 0) {
       EXPECT_EQ(eager_dx.to_vector<float>(), (std::vector<float>{1.5f, -4.f}));  // 2 x w
