@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -91,15 +92,30 @@ TensorRef add_placeholder(GraphBuildingContext& ctx, const TensorSpec& spec, std
                    0};
 }
 
+// Note [Reads after the trace]: a variable a body reads is read in the graph around it and
+// passed in as an argument. The read is added to that graph only when every body of the call
+// has traced and checked: a body that throws, or branches that return different dtypes, leave
+// the graph around them as it was (a read made while tracing stayed in it, reading for nobody).
+// Meanwhile the body holds a placeholder of the variable's dtype and shape, one per variable
+// however often it reads it; the branches of one call share one read.
+
+// A tensor of the graph around a body that the body uses: `tensor`, or, until the body's call
+// has traced, the read of `variable` (tensor undefined).
+struct Capture {
+  Tensor tensor;
+  std::optional<Variable> variable;
+  std::source_location loc;
+};
+
 // The context a body is traced in (Note [Functional control flow]): tensors of the graph around
-// it become arguments (captures), a variable is read around it and passed in, side effects
-// (prints, asserts) are gathered for the body's call node.
+// it become arguments (captures), a variable is read around it and passed in (Note [Reads after
+// the trace]), side effects (prints, asserts) are gathered for the body's call node.
 class BodyContext final : public GraphBuildingContext {
  public:
   BodyContext(Graph body, GraphBuildingContext& outer, const char* api)
       : GraphBuildingContext(std::move(body), nullptr), outer_(outer), api_(api) {}
 
-  std::vector<Tensor>& captured() { return captured_; }            // outer tensors, in order
+  std::vector<Capture>& captured() { return captured_; }           // outer tensors, in order
   std::vector<TensorRef>& placeholders() { return placeholders_; }  // their arguments here
   std::vector<int>& side_effects() { return side_effects_; }
   void note_side_effect(int id) override { side_effects_.push_back(id); }
@@ -110,7 +126,16 @@ class BodyContext final : public GraphBuildingContext {
     return out;
   }
   Tensor read_variable(const Variable& variable, std::source_location loc) override {
-    return graph().state()->tensor(capture(outer_.read_variable(variable, loc), loc));
+    check_readable(variable, loc);
+    const auto [it, fresh] = read_index_.try_emplace(variable.id(), placeholders_.size());
+    if (fresh) {
+      captured_.push_back(Capture{Tensor(), variable, loc});
+      placeholders_.push_back(add_placeholder(*this, TensorSpec{variable.dtype(), variable.shape()}, "capture", loc));
+    }
+    return graph().state()->tensor(placeholders_[it->second]);
+  }
+  void check_readable(const Variable& variable, std::source_location loc) const override {
+    outer_.check_readable(variable, loc);
   }
   Tensor update_variable(const Variable& variable, VariableUpdate, const Tensor&, std::source_location loc) override {
     throw UnimplementedError(absl::StrCat("[", api_, "] Variable '", variable.name(), "' is updated inside a ", api_,
@@ -134,22 +159,23 @@ class BodyContext final : public GraphBuildingContext {
     const auto key = std::make_tuple(s.graph.get(), s.node, s.output);
     if (const auto it = index_.find(key); it != index_.end()) return placeholders_[it->second];
     index_.emplace(key, placeholders_.size());
-    captured_.push_back(outer);
+    captured_.push_back(Capture{outer, std::nullopt, loc});
     placeholders_.push_back(add_placeholder(*this, TensorSpec{outer.dtype(), outer.shape()}, "capture", loc));
     return placeholders_.back();
   }
 
   GraphBuildingContext& outer_;
   const char* api_;
-  std::vector<Tensor> captured_;
+  std::vector<Capture> captured_;
   std::vector<TensorRef> placeholders_;
   absl::flat_hash_map<std::tuple<const void*, int, int>, size_t> index_;
+  absl::flat_hash_map<int64_t, size_t> read_index_;  // Variable::id() -> its capture
   std::vector<int> side_effects_;
 };
 
 struct Traced {
   std::shared_ptr<FunctionBody> body;
-  std::vector<Tensor> captured;
+  std::vector<Capture> captured;
   std::vector<TensorRef> capture_placeholders;
 };
 
@@ -174,17 +200,26 @@ Traced trace_body(const std::string& name, const std::vector<TensorSpec>& args, 
 }
 
 // The captures of every body, in one order; each body gets an argument for each (a placeholder
-// nobody reads where it did not capture the tensor).
-std::vector<Tensor> unite_captures(std::vector<Traced>& traced, std::source_location loc) {
+// nobody reads where it did not capture the tensor). Called once every body has traced and
+// checked: the variables they read are read here, in `outer` (Note [Reads after the trace]).
+std::vector<Tensor> unite_captures(std::vector<Traced>& traced, GraphBuildingContext& outer, std::source_location loc) {
+  absl::flat_hash_map<int64_t, Tensor> reads;
+  for (Traced& t : traced)
+    for (Capture& c : t.captured)
+      if (c.variable) {
+        auto [it, fresh] = reads.try_emplace(c.variable->id());
+        if (fresh) it->second = outer.read_variable(*c.variable, c.loc);
+        c.tensor = it->second;
+      }
   std::vector<Tensor> all;
   absl::flat_hash_map<std::tuple<const void*, int, int>, size_t> index;
   auto key = [](const Tensor& t) { return std::make_tuple(static_cast<const void*>(t.symbolic().graph.get()), t.symbolic().node, t.symbolic().output); };
   for (const Traced& t : traced)
-    for (const Tensor& c : t.captured)
-      if (index.emplace(key(c), all.size()).second) all.push_back(c);
+    for (const Capture& c : t.captured)
+      if (index.emplace(key(c.tensor), all.size()).second) all.push_back(c.tensor);
   for (Traced& t : traced) {
     std::vector<TensorRef> placeholder_of(all.size(), TensorRef{-1, 0});
-    for (size_t k = 0; k < t.captured.size(); ++k) placeholder_of[index.at(key(t.captured[k]))] = t.capture_placeholders[k];
+    for (size_t k = 0; k < t.captured.size(); ++k) placeholder_of[index.at(key(t.captured[k].tensor))] = t.capture_placeholders[k];
     GraphBuildingContext adder(t.body->graph, nullptr);
     for (size_t k = 0; k < all.size(); ++k) {
       if (placeholder_of[k].node < 0)
@@ -272,7 +307,7 @@ std::vector<Tensor> branch_node(GraphBuildingContext& ctx, const Tensor& selecto
         if (outputs[k].shape.dim(d) != other[k].shape.dim(d)) outputs[k].shape.set_dim(d, -1);
   }
   std::vector<Tensor> inputs{selector};
-  for (const Tensor& c : unite_captures(traced, loc)) inputs.push_back(c);
+  for (const Tensor& c : unite_captures(traced, ctx, loc)) inputs.push_back(c);
   const size_t n = first.size();
   const int node = add_functional_node(ctx, stateless, stateful, inputs, std::move(outputs), std::move(bodies), {}, name, loc);
   std::vector<Tensor> out;
@@ -382,7 +417,7 @@ std::vector<Tensor> while_loop(const LoopCondFn& cond_fn, const LoopBodyFn& body
     if (counted && got.size() >= 2) got.erase(got.begin(), got.begin() + 2);
     check_body(got, vars);
   }
-  const std::vector<Tensor> captured = unite_captures(traced, loc);
+  const std::vector<Tensor> captured = unite_captures(traced, *ctx, loc);
   // The captures are loop variables too, passed through unchanged.
   for (const TensorRef& p : traced[1].capture_placeholders) traced[1].body->results.push_back(p);
   std::vector<Tensor> inputs;

@@ -11,8 +11,9 @@
 // Eagerly they run the chosen function now (the tape records its ops). In a graph or a traced
 // function they trace each function into a body of its own (Note [Functional control flow]):
 // the tensors of the graph around it that a body uses become extra arguments, and a variable it
-// reads is read in the graph around it, before the node, and passed in (so a body has no
-// variables; updating one inside is an UnimplementedError). The node runs one branch, or the
+// reads is read in the graph around it, once, before the node, and passed in (so a body has no
+// variables; updating one inside is an UnimplementedError). A call that fails leaves the graph
+// around it as it was (Note [Reads after the trace], functional_ops.cc). The node runs one branch, or the
 // loop, when a Session runs it. import_graph_def reads the same nodes from TensorFlow's
 // GraphDefs; to_graph_def writes them, with their functions in the library.
 //

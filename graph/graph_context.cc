@@ -168,13 +168,23 @@ int GraphBuildingContext::capture_variable(const Variable& variable, std::source
   return handle;
 }
 
-int GraphBuildingContext::handle_node(const Variable& variable, const char* api, std::source_location loc) {
-  if (auto nodes = graph_.state()->variable_nodes_of(variable.id())) return nodes->handle;
-  const GraphVariableInfo* info = variable.graph_info();
-  if (info == nullptr) return capture_variable(variable, loc);
+namespace {
+[[noreturn]] void throw_foreign_variable(const Variable& variable, const char* api, std::source_location loc) {
   throw InvalidArgumentError(absl::StrCat("[", api, "] Variable '", variable.name(),
                                           "' belongs to another graph than the one being built"),
                              loc);
+}
+}  // namespace
+
+int GraphBuildingContext::handle_node(const Variable& variable, const char* api, std::source_location loc) {
+  if (auto nodes = graph_.state()->variable_nodes_of(variable.id())) return nodes->handle;
+  if (variable.graph_info() == nullptr) return capture_variable(variable, loc);
+  throw_foreign_variable(variable, api, loc);
+}
+
+void GraphBuildingContext::check_readable(const Variable& variable, std::source_location loc) const {
+  if (variable.graph_info() != nullptr && !graph_.state()->variable_nodes_of(variable.id()))
+    throw_foreign_variable(variable, "read", loc);
 }
 
 Tensor GraphBuildingContext::read_variable(const Variable& variable, std::source_location loc) {

@@ -43,6 +43,11 @@ class GraphBuildingContext : public ExecutionContext {
   // concrete tensor through convert_concrete; a tensor of another graph is an error.
   TensorRef input_ref(const Tensor& t, int index, const char* api, std::source_location loc);
 
+  // Throws what read_variable would throw for `variable` (a variable of another graph), adding
+  // nothing: a cond, switch_case or while_loop body checks its reads with it as it traces and
+  // makes them only once the whole call has traced (Note [Reads after the trace]).
+  virtual void check_readable(const Variable& variable, std::source_location loc) const;
+
   // Node `id` has a side effect and no output anyone needs (an Assert): a trace runs it on every
   // call of its function (Note [Automatic control deps]); a plain graph runs what depends on it.
   virtual void note_side_effect(int /*id*/) {}

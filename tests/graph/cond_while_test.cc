@@ -190,6 +190,52 @@ TEST(CondWhileTest, MistakesAreTypedErrors) {
               HasSubstr("[while_loop] cond_fn's result must be a bool scalar, not float32 []"));
 }
 
+// Note [Reads after the trace]: a call whose bodies fail to trace, after one of them read a
+// variable, leaves the graph around it as it was; one that traces reads each variable once.
+TEST(CondWhileTest, AFailedTraceLeavesTheGraphAsItWas) {
+  Variable w(Tensor{2.f, 3.f}, "w");
+  Graph g;
+  auto scope = g.as_default();
+  const Tensor x = placeholder(DType::kFloat32, {2}, "x");
+  const Tensor p = greater(reduce_sum(x), 0.f);
+  const Tensor index = cast(reduce_sum(x), DType::kInt32);
+  const int before = g.num_nodes();
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] {
+                cond(p, [&] { return x * w; }, [&] { return cast(x, DType::kInt32); });
+              }),
+              HasSubstr("[cond] true_fn returns [float32 [2]] and false_fn returns [int32 [2]]"));
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] {
+                cond(p, [&] { return x * w; }, [&]() -> Tensor { throw InvalidArgumentError("[test] a branch fails"); });
+              }),
+              HasSubstr("[test] a branch fails"));
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] {
+                switch_case(index, {[&] { return std::vector<Tensor>{x + w}; }, [&] { return std::vector<Tensor>{reshape(x, {2, 1})}; }});
+              }),
+              HasSubstr("[switch_case] branch_fns[0] returns [float32 [2]] and branch_fns[1] returns [float32 [2,1]]"));
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] {
+                while_loop([&](const std::vector<Tensor>& v) { return less(reduce_sum(v[0] * w), 10.f); },
+                           [&](const std::vector<Tensor>& v) { return std::vector<Tensor>{concat({v[0], w}, 0)}; }, {x});
+              }),
+              HasSubstr("[while_loop] body_fn takes [float32 [2]] and returns [float32 [4]]"));
+  // Inner bodies defer to the outer one, which fails: nothing from either stays.
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] {
+                cond(p, [&] { return cond(p, [&] { return x * w; }, [&] { return x - w; }); },
+                     [&] { return cast(x, DType::kInt32); });
+              }),
+              HasSubstr("[cond] true_fn returns [float32 [2]] and false_fn returns [int32 [2]]"));
+  EXPECT_EQ(g.num_nodes(), before);
+
+  // Traced: both branches and both reads of w in one of them share one read, one capture.
+  const Tensor y = cond(p, [&] { return x * w + w; }, [&] { return x - w; });
+  int reads = 0;
+  for (int id = before; id < g.num_nodes(); ++id) reads += g.state()->node(id).op->type == std::string("ReadVariableOp");
+  EXPECT_EQ(reads, 1);
+  EXPECT_EQ(producer(y).inputs().size(), 3u);  // the predicate, x and w
+  Session sess(g);
+  EXPECT_EQ(sess.run(y, {{x, Tensor{1.f, 1.f}}}).to_vector<float>(), (std::vector<float>{4.f, 6.f}));
+  EXPECT_EQ(sess.run(y, {{x, Tensor{-1.f, -1.f}}}).to_vector<float>(), (std::vector<float>{-3.f, -4.f}));
+}
+
 // A body with a side effect makes TensorFlow's stateful If, which runs when nothing reads it and
 // is written back as "If" with the side effect a control_ret.
 TEST(CondWhileTest, BodiesWithSideEffectsMakeStatefulNodes) {
