@@ -116,6 +116,7 @@ class BodyContext final : public GraphBuildingContext {
       : GraphBuildingContext(std::move(body), nullptr), outer_(outer), api_(api) {}
 
   std::vector<Capture>& captured() { return captured_; }           // outer tensors, in order
+  GraphBuildingContext& outer() const { return outer_; }
   std::vector<TensorRef>& placeholders() { return placeholders_; }  // their arguments here
   std::vector<int>& side_effects() { return side_effects_; }
   void note_side_effect(int id) override { side_effects_.push_back(id); }
@@ -199,10 +200,29 @@ Traced trace_body(const std::string& name, const std::vector<TensorSpec>& args, 
   return t;
 }
 
+// Throws what ctx.input_ref would throw for `t`, input `index` of a node of ctx's graph, adding
+// nothing: undefined, or of a graph that is neither ctx's nor one around the bodies ctx is in.
+void check_input(const GraphBuildingContext& ctx, const Tensor& t, size_t index, const char* api, std::source_location loc) {
+  if (!t.defined()) throw InvalidArgumentError(absl::StrCat("[", api, "] input ", index, " is ", t.empty_reason()), loc);
+  if (!t.is_symbolic() || t.symbolic().graph.get() == ctx.graph().state().get()) return;
+  if (const auto* body = dynamic_cast<const BodyContext*>(&ctx)) return check_input(body->outer(), t, index, api, loc);
+  throw InvalidArgumentError(absl::StrCat("[", api, "] input ", index, " is tensor '", t.name(),
+                                          "' of another graph; an op's inputs must come from the graph being built"),
+                             loc);
+}
+
 // The captures of every body, in one order; each body gets an argument for each (a placeholder
-// nobody reads where it did not capture the tensor). Called once every body has traced and
-// checked: the variables they read are read here, in `outer` (Note [Reads after the trace]).
-std::vector<Tensor> unite_captures(std::vector<Traced>& traced, GraphBuildingContext& outer, std::source_location loc) {
+// nobody reads where it did not capture the tensor). `first_input`: the node's input the first
+// capture will be, for messages. Called once every body has traced and checked, and before the
+// node's other inputs are added: the captures are checked, then the variables the bodies read
+// are read, in `outer` (Note [Reads after the trace]). A body may hold one tensor twice (a
+// tensor of the body around it and a read of the variable that body read): two arguments then.
+std::vector<Tensor> unite_captures(std::vector<Traced>& traced, GraphBuildingContext& outer, size_t first_input,
+                                   const char* api, std::source_location loc) {
+  size_t input = first_input;
+  for (const Traced& t : traced)
+    for (const Capture& c : t.captured)
+      if (!c.variable) check_input(outer, c.tensor, input++, api, loc);
   absl::flat_hash_map<int64_t, Tensor> reads;
   for (Traced& t : traced)
     for (Capture& c : t.captured)
@@ -211,15 +231,27 @@ std::vector<Tensor> unite_captures(std::vector<Traced>& traced, GraphBuildingCon
         if (fresh) it->second = outer.read_variable(*c.variable, c.loc);
         c.tensor = it->second;
       }
+  using Key = std::tuple<const void*, int, int>;
+  auto key = [](const Tensor& t) { return Key(t.symbolic().graph.get(), t.symbolic().node, t.symbolic().output); };
   std::vector<Tensor> all;
-  absl::flat_hash_map<std::tuple<const void*, int, int>, size_t> index;
-  auto key = [](const Tensor& t) { return std::make_tuple(static_cast<const void*>(t.symbolic().graph.get()), t.symbolic().node, t.symbolic().output); };
-  for (const Traced& t : traced)
-    for (const Capture& c : t.captured)
-      if (index.emplace(key(c.tensor), all.size()).second) all.push_back(c.tensor);
-  for (Traced& t : traced) {
+  absl::flat_hash_map<Key, std::vector<size_t>> slots;  // a tensor's places in `all`: as many as a body holds it
+  std::vector<std::vector<size_t>> slot_of(traced.size());
+  for (size_t b = 0; b < traced.size(); ++b) {
+    absl::flat_hash_map<Key, size_t> held;
+    for (const Capture& c : traced[b].captured) {
+      std::vector<size_t>& places = slots[key(c.tensor)];
+      const size_t j = held[key(c.tensor)]++;
+      if (j == places.size()) {
+        places.push_back(all.size());
+        all.push_back(c.tensor);
+      }
+      slot_of[b].push_back(places[j]);
+    }
+  }
+  for (size_t b = 0; b < traced.size(); ++b) {
+    Traced& t = traced[b];
     std::vector<TensorRef> placeholder_of(all.size(), TensorRef{-1, 0});
-    for (size_t k = 0; k < t.captured.size(); ++k) placeholder_of[index.at(key(t.captured[k].tensor))] = t.capture_placeholders[k];
+    for (size_t k = 0; k < t.captured.size(); ++k) placeholder_of[slot_of[b][k]] = t.capture_placeholders[k];
     GraphBuildingContext adder(t.body->graph, nullptr);
     for (size_t k = 0; k < all.size(); ++k) {
       if (placeholder_of[k].node < 0)
@@ -306,8 +338,9 @@ std::vector<Tensor> branch_node(GraphBuildingContext& ctx, const Tensor& selecto
       for (int d = 0; d < first[k].shape.rank(); ++d)
         if (outputs[k].shape.dim(d) != other[k].shape.dim(d)) outputs[k].shape.set_dim(d, -1);
   }
+  check_input(ctx, selector, 0, api, loc);
   std::vector<Tensor> inputs{selector};
-  for (const Tensor& c : unite_captures(traced, ctx, loc)) inputs.push_back(c);
+  for (const Tensor& c : unite_captures(traced, ctx, 1, api, loc)) inputs.push_back(c);
   const size_t n = first.size();
   const int node = add_functional_node(ctx, stateless, stateful, inputs, std::move(outputs), std::move(bodies), {}, name, loc);
   std::vector<Tensor> out;
@@ -417,7 +450,8 @@ std::vector<Tensor> while_loop(const LoopCondFn& cond_fn, const LoopBodyFn& body
     if (counted && got.size() >= 2) got.erase(got.begin(), got.begin() + 2);
     check_body(got, vars);
   }
-  const std::vector<Tensor> captured = unite_captures(traced, *ctx, loc);
+  for (size_t k = 0; k < n; ++k) check_input(*ctx, loop_vars[k], first + k, "while_loop", loc);
+  const std::vector<Tensor> captured = unite_captures(traced, *ctx, first + n, "while_loop", loc);
   // The captures are loop variables too, passed through unchanged.
   for (const TensorRef& p : traced[1].capture_placeholders) traced[1].body->results.push_back(p);
   std::vector<Tensor> inputs;

@@ -225,6 +225,22 @@ TEST(CondWhileTest, AFailedTraceLeavesTheGraphAsItWas) {
               HasSubstr("[cond] true_fn returns [float32 [2]] and false_fn returns [int32 [2]]"));
   EXPECT_EQ(g.num_nodes(), before);
 
+  // A tensor of another graph, in a body or as the predicate, fails before anything is read.
+  Graph other;
+  Tensor foreign;
+  {
+    auto other_scope = other.as_default();
+    foreign = placeholder(DType::kFloat32, {2}, "foreign");
+  }
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] { cond(p, [&] { return foreign * w; }, [&] { return x; }); }),
+              HasSubstr("[cond] input 1 is tensor 'foreign:0' of another graph"));
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] {
+                while_loop([&](const std::vector<Tensor>& v) { return less(reduce_sum(v[0] * w), 10.f); },
+                           [&](const std::vector<Tensor>& v) { return std::vector<Tensor>{v[0] + foreign}; }, {x});
+              }),
+              HasSubstr("[while_loop] input 1 is tensor 'foreign:0' of another graph"));
+  EXPECT_EQ(g.num_nodes(), before);
+
   // Traced: both branches and both reads of w in one of them share one read, one capture.
   const Tensor y = cond(p, [&] { return x * w + w; }, [&] { return x - w; });
   int reads = 0;
@@ -234,6 +250,39 @@ TEST(CondWhileTest, AFailedTraceLeavesTheGraphAsItWas) {
   Session sess(g);
   EXPECT_EQ(sess.run(y, {{x, Tensor{1.f, 1.f}}}).to_vector<float>(), (std::vector<float>{4.f, 6.f}));
   EXPECT_EQ(sess.run(y, {{x, Tensor{-1.f, -1.f}}}).to_vector<float>(), (std::vector<float>{-3.f, -4.f}));
+}
+
+// An inner body that holds both a tensor of the body around it and a read of the variable that
+// body read gets both as arguments (one tensor outside, two places inside).
+TEST(CondWhileTest, NestedBodiesReadingOneVariableTwoWays) {
+  Variable w(Tensor{2.f, 3.f}, "w");
+  Graph g;
+  Tensor x, y;
+  {
+    auto scope = g.as_default();
+    x = placeholder(DType::kFloat32, {2}, "x");
+    const Tensor p = greater(reduce_sum(x), 0.f);
+    y = cond(p, [&] {
+          const Tensor r = w.read();
+          return cond(p, [&] { return r + w.read() * x; }, [&] { return r; });
+        }, [&] { return x; });
+  }
+  Session sess(g);
+  EXPECT_EQ(sess.run(y, {{x, Tensor{1.f, 1.f}}}).to_vector<float>(), (std::vector<float>{4.f, 6.f}));
+  EXPECT_EQ(sess.run(y, {{x, Tensor{-1.f, -1.f}}}).to_vector<float>(), (std::vector<float>{-1.f, -1.f}));
+  // The same call traced in a function, and the graph frozen and served.
+  auto f = function([&](const Tensor& v) {
+    const Tensor p = greater(reduce_sum(v), 0.f);
+    return cond(p, [&] {
+      const Tensor r = w.read();
+      return cond(p, [&] { return r + w.read() * v; }, [&] { return r; });
+    }, [&] { return v; });
+  });
+  EXPECT_EQ(f(Tensor{1.f, 2.f}).to_vector<float>(), (std::vector<float>{4.f, 9.f}));
+  const FrozenGraph frozen = freeze(g, &sess, {y});
+  Session served(frozen.graph);
+  EXPECT_EQ(served.run(frozen.outputs[0], {{frozen.graph.get_tensor_by_name("x:0"), Tensor{1.f, 1.f}}}).to_vector<float>(),
+            (std::vector<float>{4.f, 6.f}));
 }
 
 // A body with a side effect makes TensorFlow's stateful If, which runs when nothing reads it and
