@@ -100,11 +100,13 @@ TensorRef add_placeholder(GraphBuildingContext& ctx, const TensorSpec& spec, std
 // however often it reads it; the branches of one call share one read.
 
 // A tensor of the graph around a body that the body uses: `tensor`, or, until the body's call
-// has traced, the read of `variable` (tensor undefined).
+// has traced, the read of `variable` (tensor undefined) under the device scope of the body's
+// read, `device`.
 struct Capture {
   Tensor tensor;
   std::optional<Variable> variable;
   std::source_location loc;
+  std::string device;
 };
 
 // The context a body is traced in (Note [Functional control flow]): tensors of the graph around
@@ -130,7 +132,7 @@ class BodyContext final : public GraphBuildingContext {
     check_readable(variable, loc);
     const auto [it, fresh] = read_index_.try_emplace(variable.id(), placeholders_.size());
     if (fresh) {
-      captured_.push_back(Capture{Tensor(), variable, loc});
+      captured_.push_back(Capture{Tensor(), variable, loc, in_device_scope() ? current_device_spec().to_string() : ""});
       placeholders_.push_back(add_placeholder(*this, TensorSpec{variable.dtype(), variable.shape()}, "capture", loc));
     }
     return graph().state()->tensor(placeholders_[it->second]);
@@ -160,7 +162,7 @@ class BodyContext final : public GraphBuildingContext {
     const auto key = std::make_tuple(s.graph.get(), s.node, s.output);
     if (const auto it = index_.find(key); it != index_.end()) return placeholders_[it->second];
     index_.emplace(key, placeholders_.size());
-    captured_.push_back(Capture{outer, std::nullopt, loc});
+    captured_.push_back(Capture{outer, std::nullopt, loc, ""});
     placeholders_.push_back(add_placeholder(*this, TensorSpec{outer.dtype(), outer.shape()}, "capture", loc));
     return placeholders_.back();
   }
@@ -228,7 +230,11 @@ std::vector<Tensor> unite_captures(std::vector<Traced>& traced, GraphBuildingCon
     for (Capture& c : t.captured)
       if (c.variable) {
         auto [it, fresh] = reads.try_emplace(c.variable->id());
-        if (fresh) it->second = outer.read_variable(*c.variable, c.loc);
+        if (fresh) {
+          std::optional<DeviceScope> on;
+          if (!c.device.empty()) on.emplace(c.device, c.loc);
+          it->second = outer.read_variable(*c.variable, c.loc);
+        }
         c.tensor = it->second;
       }
   using Key = std::tuple<const void*, int, int>;

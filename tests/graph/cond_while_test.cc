@@ -250,6 +250,12 @@ TEST(CondWhileTest, AFailedTraceLeavesTheGraphAsItWas) {
   Session sess(g);
   EXPECT_EQ(sess.run(y, {{x, Tensor{1.f, 1.f}}}).to_vector<float>(), (std::vector<float>{4.f, 6.f}));
   EXPECT_EQ(sess.run(y, {{x, Tensor{-1.f, -1.f}}}).to_vector<float>(), (std::vector<float>{-3.f, -4.f}));
+  // A read under a device scope inside the body is made under that scope.
+  const Tensor z = cond(p, [&] { auto on = device("/device:CPU:0"); return x * w; }, [&] { return x; });
+  std::vector<std::string> read_devices;
+  for (const Tensor& in : producer(z).inputs())
+    if (producer(in).type() == "ReadVariableOp") read_devices.push_back(producer(in).device());
+  EXPECT_EQ(read_devices, std::vector<std::string>{"/device:CPU:0"});
 }
 
 // An inner body that holds both a tensor of the body around it and a read of the variable that
