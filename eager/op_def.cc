@@ -17,6 +17,7 @@ void register_resize_ops(OpRegistry& r);
 void register_space_batch_ops(OpRegistry& r);
 void register_detection_ops(OpRegistry& r);
 void register_nn_ops(OpRegistry& r);
+void register_tensor_array_ops(OpRegistry& r);
 
 OpRegistry& OpRegistry::global() {
   static OpRegistry* registry = [] {
@@ -37,6 +38,7 @@ OpRegistry& OpRegistry::global() {
     register_conv_ops(*r);
     register_pool_ops(*r);
     register_training_ops(*r);
+    register_tensor_array_ops(*r);
     register_scatter_ops(*r);
     register_sorting_ops(*r);
     register_conv_variant_ops(*r);

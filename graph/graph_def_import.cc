@@ -18,6 +18,7 @@
 #include "graph/graph_def.h"
 #include "graph/graph_def_composites.h"
 #include "graph/graph_def_control_flow.h"
+#include "graph/graph_def_tensor_arrays.h"
 #include "graph/graph_def_functional.h"
 #include "eager/ops/cast.h"
 #include "graph/graph_ops.h"
@@ -139,6 +140,13 @@ class Importer {
   // Whether the GraphDef has what resolve_v1_control_flow rewrites (known once plan has indexed
   // every node): Switch or Merge (not op types of tapeflow, so plan failed), or an Assert, whose
   // DT_STRING data fail it (Note [Control flow v1 in a GraphDef]).
+  // Whether the GraphDef has TensorFlow 1's TensorArray ops (known once plan has indexed every
+  // node: they are not op types of tapeflow), which rewrite_tensor_arrays rewrites.
+  bool uses_tensor_arrays() const {
+    for (const auto& [type, op] : op_of_type_)
+      if (op == nullptr && std::string_view(type.data(), type.size()) == "TensorArrayV3") return true;
+    return false;
+  }
   bool needs_tf1_rewrite() const {
     for (const auto& [type, op] : op_of_type_)
       if ((op == nullptr && graph_def_internal::is_v1_control_flow_type(std::string_view(type.data(), type.size()))) ||
@@ -1104,6 +1112,7 @@ static std::vector<ImportedElement> import_into(const Graph& graph, const GraphD
     const std::vector<std::string>* elements = &return_elements;
     std::optional<graph_def_internal::ResolvedControlFlow> resolved;
     std::vector<std::string> resolved_elements;
+    std::optional<GraphDef> arrays;  // Note [TensorArrays in a GraphDef]
     for (;;) {
       Importer importer(graph, *def, library, *map, loc);
       const absl::Status planned = importer.plan(*elements);
@@ -1111,6 +1120,13 @@ static std::vector<ImportedElement> import_into(const Graph& graph, const GraphD
         std::vector<ImportedElement> out = importer.commit(name);
         if (resolved) finish_tf1_rewrite(graph, *resolved, return_elements.size(), out);
         return out;
+      }
+      if (!arrays && !resolved && importer.uses_tensor_arrays()) {
+        absl::StatusOr<std::optional<GraphDef>> rewritten = graph_def_internal::rewrite_tensor_arrays(*def);
+        throw_if_error(rewritten.status(), loc);
+        arrays = std::move(**rewritten);
+        def = &*arrays;
+        continue;
       }
       if (resolved || !importer.needs_tf1_rewrite()) throw_if_error(planned, loc);
       // Note [Control flow v1 in a GraphDef]: the branches chosen, the GraphDef imports without them.

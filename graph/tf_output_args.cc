@@ -55,7 +55,10 @@ constexpr const char* kTable =
     "PlaceholderWithDefault output;NoOp;Assert;Print output;VarHandleOp resource;"
     "ReadVariableOp value;AssignVariableOp;AssignAddVariableOp;AssignSubVariableOp;If output*;"
     "StatelessIf output*;While output*;StatelessWhile output*;Case output*;StatelessCase output*;"
-    "Einsum output;";
+    "Einsum output;"
+    // tapeflow's own: TensorArrays held as buffers (Note [TensorArrays in a GraphDef]).
+    "TensorArrayBuffer output;TensorArrayBufferWrite output;TensorArrayBufferScatter output;TensorArrayBufferUnstack output;"
+    "TensorArrayBufferRead output;TensorArrayBufferGather output;TensorArrayBufferSize output;";
 
 }  // namespace
 

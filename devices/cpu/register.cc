@@ -13,6 +13,7 @@ void register_resize_kernels(KernelRegistry& r);
 void register_space_batch_kernels(KernelRegistry& r);
 void register_detection_kernels(KernelRegistry& r);
 void register_nn_kernels(KernelRegistry& r);
+void register_tensor_array_kernels(KernelRegistry& r);
 }  // namespace cpu
 
 void register_cpu_kernels(KernelRegistry& r) {
@@ -37,6 +38,7 @@ void register_cpu_kernels(KernelRegistry& r) {
   cpu::register_conv_variant_kernels(r);
   cpu::register_normalization_kernels(r);
   cpu::register_resize_kernels(r);
+  cpu::register_tensor_array_kernels(r);
   cpu::register_space_batch_kernels(r);
   cpu::register_detection_kernels(r);
   cpu::register_nn_kernels(r);

@@ -1,0 +1,94 @@
+// The TensorArray buffer ops (Note [TensorArrays as buffers], eager/ops/tensor_array.cc) run on
+// concrete tensors: values, shapes, the first write's dims, and typed errors for bad indices,
+// shapes and dtypes. They have no API function; a GraphDef's TensorArray ops become them.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tapeflow.h"
+#include "tests/support/test_util.h"
+
+namespace tapeflow {
+namespace {
+
+using ::testing::HasSubstr;
+
+Tensor run_op(const std::string& type, const std::vector<Tensor>& inputs, const AttrMap& attrs = {}) {
+  const OpDef* op = OpRegistry::global().find(type);
+  if (op == nullptr) throw std::logic_error("no op " + type);
+  return execute_single(*op, inputs, attrs, std::source_location::current());
+}
+
+Tensor new_buffer(int32_t size, const Shape& element, DType dtype = DType::kFloat32) {
+  return run_op("TensorArrayBuffer", {Tensor(size)}, AttrMap{{"dtype", dtype}, {"element_shape", element}});
+}
+
+TEST(TensorArrayTest, WriteReadGatherScatterUnstackAndSize) {
+  Tensor b = new_buffer(3, Shape{2});
+  EXPECT_EQ(b.shape(), (Shape{3, 2}));
+  EXPECT_EQ(b.to_vector<float>(), std::vector<float>(6, 0.f));
+  b = run_op("TensorArrayBufferWrite", {b, Tensor(int32_t{1}), Tensor{5.f, 6.f}});
+  EXPECT_EQ(b.to_vector<float>(), (std::vector<float>{0, 0, 5, 6, 0, 0}));
+  EXPECT_EQ(run_op("TensorArrayBufferRead", {b, Tensor(int32_t{1})}).to_vector<float>(), (std::vector<float>{5, 6}));
+  EXPECT_EQ(run_op("TensorArrayBufferRead", {b, Tensor(int32_t{0})}).to_vector<float>(), (std::vector<float>{0, 0}));
+  const Tensor g = run_op("TensorArrayBufferGather", {b, Tensor(std::vector<int32_t>{1, 1, 0}, Shape{3})});
+  EXPECT_EQ(g.shape(), (Shape{3, 2}));
+  EXPECT_EQ(g.to_vector<float>(), (std::vector<float>{5, 6, 5, 6, 0, 0}));
+  b = run_op("TensorArrayBufferScatter",
+             {b, Tensor(std::vector<int32_t>{2, 0}, Shape{2}), Tensor(std::vector<float>{1, 2, 3, 4}, Shape{2, 2})});
+  EXPECT_EQ(b.to_vector<float>(), (std::vector<float>{3, 4, 5, 6, 1, 2}));
+  b = run_op("TensorArrayBufferUnstack", {b, Tensor(std::vector<float>{9, 9}, Shape{1, 2})});
+  EXPECT_EQ(b.to_vector<float>(), (std::vector<float>{9, 9, 5, 6, 1, 2}));
+  const Tensor size = run_op("TensorArrayBufferSize", {b});
+  EXPECT_EQ(size.dtype(), DType::kInt32);
+  EXPECT_EQ(size.to_vector<int32_t>(), std::vector<int32_t>{3});
+  // Any of the element dtypes: int64 elements are copied whole.
+  Tensor ints = new_buffer(2, Shape{}, DType::kInt64);
+  ints = run_op("TensorArrayBufferWrite", {ints, Tensor(int32_t{1}), Tensor(int64_t{1} << 40)});
+  EXPECT_EQ(ints.to_vector<int64_t>(), (std::vector<int64_t>{0, int64_t{1} << 40}));
+}
+
+TEST(TensorArrayTest, UnknownElementDimsTakeTheFirstWritesAndThenHold) {
+  Tensor b = new_buffer(2, Shape{-1, 2});
+  EXPECT_EQ(b.shape(), (Shape{2, 0, 2}));  // empty until written
+  b = run_op("TensorArrayBufferWrite", {b, Tensor(int32_t{1}), Tensor(std::vector<float>{1, 2, 3, 4, 5, 6}, Shape{3, 2})});
+  EXPECT_EQ(b.shape(), (Shape{2, 3, 2}));
+  EXPECT_EQ(b.to_vector<float>(), (std::vector<float>{0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6}));
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] {
+                run_op("TensorArrayBufferWrite", {b, Tensor(int32_t{0}), Tensor(std::vector<float>{1, 2}, Shape{1, 2})});
+              }),
+              HasSubstr("[tensor_array_write] 'value' [1,2] does not fit the TensorArray's elements (buffer [2,3,2])"));
+}
+
+TEST(TensorArrayTest, BadIndicesShapesAndDtypesAreTypedErrors) {
+  const Tensor b = new_buffer(2, Shape{2});
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] { run_op("TensorArrayBufferRead", {b, Tensor(int32_t{2})}); }),
+              HasSubstr("[tensor_array_read] index 2 is outside the TensorArray of size 2"));
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] {
+                run_op("TensorArrayBufferWrite", {b, Tensor(int32_t{-1}), Tensor{1.f, 2.f}});
+              }),
+              HasSubstr("[tensor_array_write] index -1 is outside the TensorArray of size 2"));
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] {
+                run_op("TensorArrayBufferGather", {b, Tensor(std::vector<int32_t>{0, 5}, Shape{2})});
+              }),
+              HasSubstr("index 5 is outside the TensorArray of size 2"));
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] { run_op("TensorArrayBufferWrite", {b, Tensor(int32_t{0}), Tensor{1.f, 2.f, 3.f}}); }),
+              HasSubstr("[tensor_array_write] 'value' [3] does not fit the TensorArray's elements (buffer [2,2])"));
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] { run_op("TensorArrayBufferWrite", {b, Tensor(int32_t{0}), Tensor{1, 2}}); }),
+              HasSubstr("'value' is int32 and the TensorArray holds float32"));
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] {
+                run_op("TensorArrayBufferUnstack", {b, Tensor(std::vector<float>(6, 1.f), Shape{3, 2})});
+              }),
+              HasSubstr("cannot unstack 3 rows into the TensorArray of size 2"));
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] { new_buffer(-1, Shape{2}); }),
+              HasSubstr("[tensor_array] size must be non-negative, got -1"));
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] { run_op("TensorArrayBufferSize", {Tensor(1.f)}); }),
+              HasSubstr("'buffer' must have a rank of at least 1"));
+  // A hostile size is refused by the allocation's checked size, not attempted.
+  EXPECT_THAT(error_of<Error>([&] { new_buffer(INT32_MAX, Shape{INT32_MAX, INT32_MAX}); }), HasSubstr("tensor_array"));
+}
+
+}  // namespace
+}  // namespace tapeflow

@@ -1,0 +1,180 @@
+// TensorFlow 1's TensorArrays in a GraphDef (Note [TensorArrays in a GraphDef]): the loop
+// dynamic_rnn builds (unstack the inputs, read one per step, write one output per step, stack
+// them), written as TensorFlow 1.15 prints it, imports and runs; what cannot be read is a typed
+// error naming the node.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "graph/graph_def.h"
+#include "tapeflow.h"
+#include "tests/graph/tf1_graph_text.h"
+#include "tests/support/test_util.h"
+
+namespace tapeflow {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace tf1_text;  // NOLINT: the text format's pieces
+
+// n rows of 3 floats.
+Tensor rows(const std::vector<float>& v, int64_t n) { return Tensor(v, Shape{n, 3}); }
+
+std::string attr_type(const std::string& key, const std::string& dtype) {
+  return absl::StrCat("attr { key: \"", key, "\" value { type: ", dtype, " } }");
+}
+std::string int_vector_const(const std::string& name, int v) {
+  return node(name, "Const", {},
+              absl::StrCat("attr { key: \"dtype\" value { type: DT_INT32 } } attr { key: \"value\" value { tensor { "
+                           "dtype: DT_INT32 tensor_shape { dim { size: 1 } } int_val: ", v, " } } }"));
+}
+// TensorFlow's shape(t)[0]: Shape and StridedSlice under `scope`.
+std::string rows_of(const std::string& scope, const std::string& t) {
+  return node(scope + "/Shape", "Shape", {t}, type_attr("DT_FLOAT") + " " + attr_type("out_type", "DT_INT32")) +
+         int_vector_const(scope + "/strided_slice/stack", 0) + int_vector_const(scope + "/strided_slice/stack_1", 1) +
+         int_vector_const(scope + "/strided_slice/stack_2", 1) +
+         node(scope + "/strided_slice", "StridedSlice",
+              {scope + "/Shape", scope + "/strided_slice/stack", scope + "/strided_slice/stack_1", scope + "/strided_slice/stack_2"},
+              "attr { key: \"Index\" value { type: DT_INT32 } } " + type_attr("DT_INT32") +
+                  " attr { key: \"begin_mask\" value { i: 0 } } attr { key: \"ellipsis_mask\" value { i: 0 } }"
+                  " attr { key: \"end_mask\" value { i: 0 } } attr { key: \"new_axis_mask\" value { i: 0 } }"
+                  " attr { key: \"shrink_axis_mask\" value { i: 1 } }");
+}
+std::string range(const std::string& scope, const std::string& limit) {
+  return int_const(scope + "/range/start", 0) + int_const(scope + "/range/delta", 1) +
+         node(scope + "/range", "Range", {scope + "/range/start", limit, scope + "/range/delta"},
+              attr_type("Tidx", "DT_INT32"));
+}
+std::string tensor_array(const std::string& name, const std::string& size, const std::string& element_shape) {
+  return node(name, "TensorArrayV3", {size},
+              absl::StrCat(attr_type("dtype", "DT_FLOAT"), " attr { key: \"element_shape\" value { shape { ", element_shape,
+                           " } } } attr { key: \"dynamic_size\" value { b: false } }"
+                           " attr { key: \"clear_after_read\" value { b: true } }"
+                           " attr { key: \"identical_element_shapes\" value { b: true } }"
+                           " attr { key: \"tensor_array_name\" value { s: \"\" } }"));
+}
+
+// x: [T, 3], T known when it runs. The loop of dynamic_rnn over a running sum:
+//   inputs = TensorArray(size=T, element_shape=[3]).unstack(x)
+//   outputs = TensorArray(size=T, element_shape=<out_shape>)
+//   t, acc, outputs = while t < T: acc += inputs.read(t); outputs = outputs.write(t, acc); t += 1
+//   y = outputs.stack()
+std::string running_sum_graph(const std::string& out_shape = "dim { size: 3 }") {
+  const std::string frame = "rnn/while/while_context";
+  return absl::StrCat(
+      node("x", "Placeholder", {},
+           "attr { key: \"dtype\" value { type: DT_FLOAT } } attr { key: \"shape\" value { shape { dim { size: -1 } dim "
+           "{ size: 3 } } } }"),
+      rows_of("rnn", "x"), tensor_array("rnn/TensorArray", "rnn/strided_slice", "dim { size: 3 }"),
+      tensor_array("rnn/TensorArray_1", "rnn/strided_slice", out_shape),
+      rows_of("rnn/TensorArrayUnstack", "x"), range("rnn/TensorArrayUnstack", "rnn/TensorArrayUnstack/strided_slice"),
+      node("rnn/TensorArrayUnstack/TensorArrayScatter/TensorArrayScatterV3", "TensorArrayScatterV3",
+           {"rnn/TensorArray", "rnn/TensorArrayUnstack/range", "x", "rnn/TensorArray:1"},
+           type_attr("DT_FLOAT") + " attr { key: \"_class\" value { list { s: \"loc:@x\" } } }"),
+      int_const("rnn/time", 0),
+      node("rnn/zeros", "Const", {},
+           "attr { key: \"dtype\" value { type: DT_FLOAT } } attr { key: \"value\" value { tensor { dtype: DT_FLOAT "
+           "tensor_shape { dim { size: 3 } } float_val: 0 } } }"),
+      loop_var("rnn/while", "", "rnn/time", "DT_INT32"), loop_var("rnn/while", "_1", "rnn/zeros", "DT_FLOAT"),
+      loop_var("rnn/while", "_2", "rnn/TensorArray_1:1", "DT_FLOAT"),
+      enter("rnn/while/Less/Enter", "rnn/strided_slice", "DT_INT32", frame, true),
+      node("rnn/while/Less", "Less", {"rnn/while/Merge", "rnn/while/Less/Enter"}, type_attr("DT_INT32")),
+      node("rnn/while/LoopCond", "LoopCond", {"rnn/while/Less"}),
+      enter("rnn/while/TensorArrayReadV3/Enter", "rnn/TensorArray", "DT_RESOURCE", frame, true),
+      enter("rnn/while/TensorArrayReadV3/Enter_1", "rnn/TensorArrayUnstack/TensorArrayScatter/TensorArrayScatterV3",
+            "DT_FLOAT", frame, true),
+      node("rnn/while/TensorArrayReadV3", "TensorArrayReadV3",
+           {"rnn/while/TensorArrayReadV3/Enter", "rnn/while/Identity", "rnn/while/TensorArrayReadV3/Enter_1"},
+           attr_type("dtype", "DT_FLOAT")),
+      node("rnn/while/add", "AddV2", {"rnn/while/Identity_1", "rnn/while/TensorArrayReadV3"}, type_attr("DT_FLOAT")),
+      enter("rnn/while/TensorArrayWrite/TensorArrayWriteV3/Enter", "rnn/TensorArray_1", "DT_RESOURCE", frame, true),
+      node("rnn/while/TensorArrayWrite/TensorArrayWriteV3", "TensorArrayWriteV3",
+           {"rnn/while/TensorArrayWrite/TensorArrayWriteV3/Enter", "rnn/while/Identity", "rnn/while/add",
+            "rnn/while/Identity_2"},
+           type_attr("DT_FLOAT") + " attr { key: \"_class\" value { list { s: \"loc:@rnn/while/add\" } } }"),
+      int_const("rnn/while/add_1/y", 1, "rnn/while/Identity"),
+      node("rnn/while/add_1", "AddV2", {"rnn/while/Identity", "rnn/while/add_1/y"}, type_attr("DT_INT32")),
+      next_iteration("rnn/while", "", "rnn/while/add_1", "DT_INT32"),
+      next_iteration("rnn/while", "_1", "rnn/while/add", "DT_FLOAT"),
+      next_iteration("rnn/while", "_2", "rnn/while/TensorArrayWrite/TensorArrayWriteV3", "DT_FLOAT"),
+      node("rnn/TensorArrayStack/TensorArraySizeV3", "TensorArraySizeV3", {"rnn/TensorArray_1", "rnn/while/Exit_2"},
+           "attr { key: \"_class\" value { list { s: \"loc:@rnn/TensorArray_1\" } } }"),
+      range("rnn/TensorArrayStack", "rnn/TensorArrayStack/TensorArraySizeV3"),
+      node("rnn/TensorArrayStack/TensorArrayGatherV3", "TensorArrayGatherV3",
+           {"rnn/TensorArray_1", "rnn/TensorArrayStack/range", "rnn/while/Exit_2"},
+           attr_type("dtype", "DT_FLOAT") + " attr { key: \"element_shape\" value { shape { dim { size: 3 } } } }"),
+      node("y", "Identity", {"rnn/TensorArrayStack/TensorArrayGatherV3"}, type_attr("DT_FLOAT")),
+      node("steps", "TensorArraySizeV3", {"rnn/TensorArray_1", "rnn/while/Exit_2"}),
+      "versions { producer: 134 }\n");
+}
+
+TEST(GraphDefTensorArraysTest, DynamicRnnsLoopOverATensorArrayImportsAndRuns) {
+  const Graph g = graph_from_graph_def(graph_def_from_text(running_sum_graph()));
+  EXPECT_EQ(g.get_operation_by_name("rnn/while").type(), "While");
+  EXPECT_EQ(g.get_operation_by_name("rnn/TensorArray").type(), "TensorArrayBuffer");
+  EXPECT_EQ(g.get_operation_by_name("rnn/TensorArrayStack/TensorArrayGatherV3").type(), "Identity");  // stack()
+  // The Ranges of unstack and stack (limits known only when it runs) are gone with what only they read.
+  EXPECT_THAT(error_of([&] { g.get_operation_by_name("rnn/TensorArrayStack/range"); }), HasSubstr("rnn/TensorArrayStack/range"));
+  const Tensor y = g.get_tensor_by_name("y:0");
+  EXPECT_EQ(y.dtype(), DType::kFloat32);
+  EXPECT_EQ(y.shape().rank(), 2);
+  Session sess(g);
+  const Tensor x = g.get_tensor_by_name("x:0");
+  const std::vector<Tensor> out =
+      sess.run({y, g.get_tensor_by_name("steps:0")}, {{x, rows({1.f, 2.f, 3.f, 10.f, 20.f, 30.f, 100.f, 200.f, 300.f, 5.f, 5.f, 5.f}, 4)}});
+  EXPECT_EQ(out[0].shape(), (Shape{4, 3}));
+  EXPECT_EQ(out[0].to_vector<float>(),
+            (std::vector<float>{1, 2, 3, 11, 22, 33, 111, 222, 333, 116, 227, 338}));
+  EXPECT_EQ(out[1].to_vector<int32_t>(), std::vector<int32_t>{4});
+  // Another length in the same graph: the buffers take the size they are made with.
+  EXPECT_EQ(sess.run(y, {{x, rows({1.f, 1.f, 1.f, 2.f, 2.f, 2.f}, 2)}}).to_vector<float>(),
+            (std::vector<float>{1, 1, 1, 3, 3, 3}));
+  // The graph writes and reads back (tapeflow's TensorArrayBuffer ops inside TensorFlow 2's While).
+  const Graph back = graph_from_graph_def(to_graph_def(g));
+  Session again(back);
+  EXPECT_EQ(again.run(back.get_tensor_by_name("y:0"), {{back.get_tensor_by_name("x:0"), rows({1.f, 1.f, 1.f, 2.f, 2.f, 2.f}, 2)}})
+                .to_vector<float>(),
+            (std::vector<float>{1, 1, 1, 3, 3, 3}));
+}
+
+// An element shape with unknown dims: a new buffer takes the first write's.
+TEST(GraphDefTensorArraysTest, UnknownElementDimsTakeTheFirstWritesDims) {
+  const Graph g = graph_from_graph_def(graph_def_from_text(running_sum_graph("dim { size: -1 }")));
+  Session sess(g);
+  EXPECT_EQ(sess.run(g.get_tensor_by_name("y:0"), {{g.get_tensor_by_name("x:0"), rows({1.f, 2.f, 3.f, 1.f, 1.f, 1.f}, 2)}})
+                .to_vector<float>(),
+            (std::vector<float>{1, 2, 3, 2, 3, 4}));
+}
+
+TEST(GraphDefTensorArraysTest, WhatCannotBeReadIsATypedErrorNamingTheNode) {
+  const std::string text = running_sum_graph();
+  const std::string dynamic =
+      replaced(text, "attr { key: \"dynamic_size\" value { b: false } }", "attr { key: \"dynamic_size\" value { b: true } }");
+  EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(graph_def_from_text(dynamic)); }),
+              HasSubstr("node 'rnn/TensorArray' (TensorArrayV3): a TensorArray of dynamic size is not read"));
+  const std::string unknown_rank = replaced(text, "value { shape { dim { size: 3 } } } } attr { key: \"dynamic_size\"",
+                                            "value { shape { unknown_rank: true } } } attr { key: \"dynamic_size\"");
+  EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(graph_def_from_text(unknown_rank)); }),
+              HasSubstr("node 'rnn/TensorArray' (TensorArrayV3): the TensorArray's element_shape has no rank"));
+  // A handle read by something else than a TensorArray op or control flow.
+  const std::string handle_read =
+      absl::StrCat(text, node("odd", "Identity", {"rnn/TensorArray"}, type_attr("DT_RESOURCE")),
+                   node("odd_reader", "ZerosLike", {"odd"}, type_attr("DT_RESOURCE")));
+  EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(graph_def_from_text(handle_read)); }),
+              HasSubstr("node 'odd_reader' (ZerosLike): reads the handle of TensorArray 'rnn/TensorArray'"));
+  // A read past the end fails the run, naming the op and the sizes.
+  const Graph g = graph_from_graph_def(graph_def_from_text(replaced(
+      text, "input: \"rnn/while/Identity\" input: \"rnn/while/TensorArrayReadV3/Enter_1\"",
+      "input: \"rnn/while/add_1\" input: \"rnn/while/TensorArrayReadV3/Enter_1\"")));
+  Session sess(g);
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] {
+                sess.run(g.get_tensor_by_name("y:0"), {{g.get_tensor_by_name("x:0"), rows({1.f, 2.f, 3.f}, 1)}});
+              }),
+              HasSubstr("index 1 is outside the TensorArray of size 1"));
+}
+
+}  // namespace
+}  // namespace tapeflow
