@@ -173,13 +173,19 @@ class Rewrite {
     return std::nullopt;
   }
   const V1Edge& data_input(int i, int k) const { return index_.inputs[static_cast<size_t>(i)][static_cast<size_t>(k)]; }
+  // Node i's data inputs (control inputs come after them).
+  int num_data(int i) const {
+    int n = 0;
+    for (const V1Edge& e : index_.inputs[static_cast<size_t>(i)]) n += !e.control();
+    return n;
+  }
   bool same(const V1Edge& a, const V1Edge& b) const { return a.src == b.src && a.index == b.index; }
 
   // A Range(0, limit, 1) node read as input k of node i: its limit's node, else -1.
   int range_limit(int i, int k) {
     const V1Edge& e = data_input(i, k);
     const proto::NodeDef& r = node(e.src);
-    if (r.op() != "Range" || e.index != 0 || index_.inputs[static_cast<size_t>(e.src)].size() < 3) return -1;
+    if (r.op() != "Range" || e.index != 0 || num_data(e.src) < 3) return -1;
     if (int_const(data_input(e.src, 0).src) != 0 || int_const(data_input(e.src, 2).src) != 1) return -1;
     for (int k : {0, 2}) dropped_.push_back(data_input(e.src, k).src);
     dropped_.push_back(e.src);
@@ -194,23 +200,23 @@ class Rewrite {
     for (int i = 0; i < def_.node_size(); ++i) {
       const proto::NodeDef& n = node(i);
       const size_t before = dropped_.size();
-      if (n.op() == "TensorArrayGatherV3" && index_.inputs[static_cast<size_t>(i)].size() >= 3) {
+      if (n.op() == "TensorArrayGatherV3" && num_data(i) == 3) {
         const int limit = range_limit(i, 1);
-        if (limit >= 0 && node(limit).op() == "TensorArraySizeV3" && index_.inputs[static_cast<size_t>(limit)].size() >= 2 &&
+        if (limit >= 0 && node(limit).op() == "TensorArraySizeV3" && num_data(limit) == 2 &&
             same(data_input(limit, 1), data_input(i, 2))) {
           stack_.insert(i);
           dropped_.push_back(limit);
           continue;
         }
       }
-      if (n.op() == "TensorArrayScatterV3" && index_.inputs[static_cast<size_t>(i)].size() >= 4) {
+      if (n.op() == "TensorArrayScatterV3" && num_data(i) == 4) {
         const int limit = range_limit(i, 1);
-        if (limit >= 0 && node(limit).op() == "StridedSlice" && !index_.inputs[static_cast<size_t>(limit)].empty()) {
+        if (limit >= 0 && node(limit).op() == "StridedSlice" && num_data(limit) == 4) {
           const V1Edge& shape = data_input(limit, 0);
           const proto::AttrValue* shrink = find_attr(node(limit), "shrink_axis_mask");
-          if (node(shape.src).op() == "Shape" && !index_.inputs[static_cast<size_t>(shape.src)].empty() &&
+          if (node(shape.src).op() == "Shape" && num_data(shape.src) == 1 &&
               same(data_input(shape.src, 0), data_input(i, 2)) && shrink != nullptr && shrink->i() == 1 &&
-              index_.inputs[static_cast<size_t>(limit)].size() >= 4 && int_const(data_input(limit, 1).src) == 0) {
+              int_const(data_input(limit, 1).src) == 0) {
             unstack_.insert(i);
             for (int k = 0; k < 4; ++k) dropped_.push_back(data_input(limit, k).src);
             dropped_.push_back(limit);

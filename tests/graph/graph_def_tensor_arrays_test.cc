@@ -165,6 +165,12 @@ TEST(GraphDefTensorArraysTest, WhatCannotBeReadIsATypedErrorNamingTheNode) {
                    node("odd_reader", "ZerosLike", {"odd"}, type_attr("DT_RESOURCE")));
   EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(graph_def_from_text(handle_read)); }),
               HasSubstr("node 'odd_reader' (ZerosLike): reads the handle of TensorArray 'rnn/TensorArray'"));
+  // A stack() whose flow is a control input: no pattern, a typed error, no crash.
+  const std::string control_flow =
+      replaced(text, "input: \"rnn/TensorArrayStack/range\" input: \"rnn/while/Exit_2\"",
+               "input: \"rnn/TensorArrayStack/range\" input: \"^rnn/while/Exit_2\"");
+  EXPECT_THAT(error_of<Error>([&] { graph_from_graph_def(graph_def_from_text(control_flow)); }),
+              HasSubstr("[import_graph_def] node 'rnn/TensorArrayStack/"));
   // A read past the end fails the run, naming the op and the sizes.
   const Graph g = graph_from_graph_def(graph_def_from_text(replaced(
       text, "input: \"rnn/while/Identity\" input: \"rnn/while/TensorArrayReadV3/Enter_1\"",
