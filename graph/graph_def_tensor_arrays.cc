@@ -246,7 +246,7 @@ class Rewrite {
 
   // `in` of a kept node, renamed: a TensorArrayV3's flow is its buffer, output 0.
   std::string renamed(const std::string& in, const V1Edge& e) const {
-    if (e.control() || node(e.src).op() != "TensorArrayV3") return in;
+    if (e.control() || e.index != 1 || node(e.src).op() != "TensorArrayV3") return in;
     return node(e.src).name();
   }
 
@@ -300,6 +300,7 @@ class Rewrite {
         }
       }
       for (const std::string& c : control) m->add_input(c);
+      keep_colocations(*m, index_, [&](int k) { return !handle_[static_cast<size_t>(k)] && !gone_[static_cast<size_t>(k)]; });
     }
     return out;
   }

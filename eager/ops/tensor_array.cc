@@ -56,7 +56,9 @@ absl::StatusOr<Shape> written_buffer(const InferenceContext& ctx, int value, int
   Shape out = buffer;
   for (int d = 1; d < buffer.rank(); ++d) {
     const int64_t known = v.dim(d - 1 + first);
-    if (out.dim(d) < 0 || (out.dim(d) == 0 && known >= 0)) out.set_dim(d, known);  // 0: an empty buffer's
+    // Unknown, or 0: the buffer may be empty, and an empty buffer takes the value's dims when the
+    // kernel runs (so a 0 here is never promised: what reads the result must not rely on it).
+    if (out.dim(d) <= 0) out.set_dim(d, known);
     else if (known >= 0 && known != out.dim(d))
       return invalid(ctx, "'value' ", v.to_string(), " does not fit the TensorArray's elements (buffer ", buffer.to_string(),
                      ")");

@@ -118,6 +118,10 @@ TEST(GraphDefTensorArraysTest, DynamicRnnsLoopOverATensorArrayImportsAndRuns) {
   EXPECT_EQ(g.get_operation_by_name("rnn/TensorArrayStack/TensorArrayGatherV3").type(), "Identity");  // stack()
   // The Ranges of unstack and stack (limits known only when it runs) are gone with what only they read.
   EXPECT_THAT(error_of([&] { g.get_operation_by_name("rnn/TensorArrayStack/range"); }), HasSubstr("rnn/TensorArrayStack/range"));
+  EXPECT_THAT(error_of([&] { g.get_operation_by_name("rnn/TensorArrayUnstack/range"); }),
+              HasSubstr("rnn/TensorArrayUnstack/range"));
+  EXPECT_EQ(g.get_operation_by_name("rnn/TensorArrayUnstack/TensorArrayScatter/TensorArrayScatterV3").type(),
+            "TensorArrayBufferUnstack");
   const Tensor y = g.get_tensor_by_name("y:0");
   EXPECT_EQ(y.dtype(), DType::kFloat32);
   EXPECT_EQ(y.shape().rank(), 2);
@@ -155,6 +159,15 @@ TEST(GraphDefTensorArraysTest, WhatCannotBeReadIsATypedErrorNamingTheNode) {
       replaced(text, "attr { key: \"dynamic_size\" value { b: false } }", "attr { key: \"dynamic_size\" value { b: true } }");
   EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(graph_def_from_text(dynamic)); }),
               HasSubstr("node 'rnn/TensorArray' (TensorArrayV3): a TensorArray of dynamic size is not read"));
+  // A failed import changes nothing in the graph it imports into.
+  Graph target;
+  {
+    auto scope = target.as_default();
+    placeholder(DType::kFloat32, {}, "already_here");
+  }
+  EXPECT_THAT(error_of<UnimplementedError>([&] { import_graph_def(target, graph_def_from_text(dynamic)); }),
+              HasSubstr("a TensorArray of dynamic size is not read"));
+  EXPECT_EQ(target.num_nodes(), 1);
   const std::string unknown_rank = replaced(text, "value { shape { dim { size: 3 } } } } attr { key: \"dynamic_size\"",
                                             "value { shape { unknown_rank: true } } } attr { key: \"dynamic_size\"");
   EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(graph_def_from_text(unknown_rank)); }),
