@@ -62,6 +62,7 @@ class Rewrite {
       }
     handle_.assign(n, false);
     flow_dtype_.assign(n, proto::DT_INVALID);
+    grows_.assign(n, false);
     for (int i = 0; i < def_.node_size(); ++i)
       if (def_.node(i).op() == "TensorArrayV3") TF_RETURN_IF_ERROR(start_array(i));
     TF_RETURN_IF_ERROR(follow_handles());
@@ -71,6 +72,12 @@ class Rewrite {
   }
 
  private:
+  struct Flow {
+    int node;
+    int output;
+    proto::DataType dtype;
+    bool dynamic;  // of a dynamic_size array
+  };
   struct Reader {
     int node;
     int input;   // its input position
@@ -82,9 +89,6 @@ class Rewrite {
   absl::Status start_array(int i) {
     const proto::NodeDef& ta = node(i);
     const proto::AttrValue* dynamic = find_attr(ta, "dynamic_size");
-    if (dynamic != nullptr && dynamic->b())
-      return node_error(ta, absl::StatusCode::kUnimplemented,
-                        "a TensorArray of dynamic size is not read: its buffer has the size it was made with");
     const proto::AttrValue* shape = find_attr(ta, "element_shape");
     if (shape == nullptr || !shape->has_shape() || shape->shape().unknown_rank())
       return node_error(ta, absl::StatusCode::kUnimplemented,
@@ -93,7 +97,7 @@ class Rewrite {
     const proto::AttrValue* dtype = find_attr(ta, "dtype");
     if (dtype == nullptr) return node_error(ta, absl::StatusCode::kInvalidArgument, "attr 'dtype' is missing");
     handles_.push_back({i, 0, i});
-    flows_.push_back({i, 1, dtype->type()});
+    flows_.push_back({i, 1, dtype->type(), dynamic != nullptr && dynamic->b()});
     return absl::OkStatus();
   }
 
@@ -131,13 +135,13 @@ class Rewrite {
         const proto::NodeDef& reader = node(r.node);
         const ArrayOp* op = array_op(reader.op());
         if (op != nullptr && r.input == op->flow_input) {
-          if (op->gives_flow) TF_RETURN_IF_ERROR(carry(r.node, f.dtype, {0}));
+          if (op->gives_flow) TF_RETURN_IF_ERROR(carry(r.node, f, {0}));
           continue;
         }
         if (passes_through(reader.op()) && (r.input == 0 || reader.op() == "Merge")) {
           std::vector<int> outputs{0};
           if (reader.op() == "Switch") outputs.push_back(1);
-          TF_RETURN_IF_ERROR(carry(r.node, f.dtype, outputs));
+          TF_RETURN_IF_ERROR(carry(r.node, f, outputs));
           continue;
         }
         return node_error(reader, absl::StatusCode::kUnimplemented,
@@ -148,13 +152,18 @@ class Rewrite {
     return absl::OkStatus();
   }
 
-  absl::Status carry(int i, proto::DataType dtype, const std::vector<int>& outputs) {
+  // Node i carries flow f (a write: the next one) on `outputs`; a write into a dynamic_size
+  // array may grow it.
+  absl::Status carry(int i, const Flow& f, const std::vector<int>& outputs) {
     proto::DataType& d = flow_dtype_[static_cast<size_t>(i)];
-    if (d == dtype) return absl::OkStatus();
+    if (d == f.dtype && grows_[static_cast<size_t>(i)] == f.dynamic) return absl::OkStatus();
     if (d != proto::DT_INVALID)
-      return node_error(node(i), absl::StatusCode::kInvalidArgument, "joins the flows of TensorArrays of two dtypes");
-    d = dtype;
-    for (int o : outputs) flows_.push_back({i, o, dtype});
+      return node_error(node(i), absl::StatusCode::kInvalidArgument,
+                        d != f.dtype ? "joins the flows of TensorArrays of two dtypes"
+                                     : "joins the flows of TensorArrays of fixed and of dynamic size");
+    d = f.dtype;
+    grows_[static_cast<size_t>(i)] = f.dynamic;
+    for (int o : outputs) flows_.push_back({i, o, f.dtype, f.dynamic});
     return absl::OkStatus();
   }
 
@@ -280,6 +289,7 @@ class Rewrite {
         m->set_op("TensorArrayBufferUnstack");
         m->add_input(data[3]);
         m->add_input(data[2]);
+        if (grows_[static_cast<size_t>(i)]) (*m->mutable_attr())["_grow"].set_b(true);
       } else if (n.op() == "TensorArrayV3") {
         m->set_op("TensorArrayBuffer");
         if (!data.empty()) m->add_input(data[0]);
@@ -290,6 +300,7 @@ class Rewrite {
         if (op->flow_input >= 0 && op->flow_input < static_cast<int>(data.size())) m->add_input(data[static_cast<size_t>(op->flow_input)]);
         for (int k : op->kept)
           if (k < static_cast<int>(data.size())) m->add_input(data[static_cast<size_t>(k)]);
+        if (op->gives_flow && grows_[static_cast<size_t>(i)]) (*m->mutable_attr())["_grow"].set_b(true);  // tapeflow's "grow"
       } else {
         m->set_op(n.op());
         *m->mutable_attr() = n.attr();
@@ -305,17 +316,13 @@ class Rewrite {
     return out;
   }
 
-  struct Flow {
-    int node;
-    int output;
-    proto::DataType dtype;
-  };
 
   const GraphDef& def_;
   V1Index index_;
   std::vector<std::vector<Reader>> readers_;  // each node's data readers
   std::vector<bool> handle_;                  // a node a handle passes through: removed
   std::vector<proto::DataType> flow_dtype_;   // a node a flow passes through or a write: the array's dtype
+  std::vector<bool> grows_;                   // ... of a dynamic_size array
   struct Handle {
     int node;
     int output;

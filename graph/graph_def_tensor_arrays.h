@@ -14,8 +14,10 @@ namespace tapeflow::graph_def_internal {
 // WriteV3 / ScatterV3 take (handle, ..., flow) and give the next flow; ReadV3 / GatherV3 /
 // SizeV3 read (handle, ..., flow). The rewrite makes the flow the array itself:
 // - TensorArrayV3(size) becomes TensorArrayBuffer(size) under its name (dtype and element_shape
-//   kept; a dynamic_size array, or an element shape of unknown rank, is refused naming the node),
-//   and what read its flow ("ta:1") reads the buffer ("ta");
+//   kept; an element shape of unknown rank is refused naming the node), and what read its flow
+//   ("ta:1") reads the buffer ("ta");
+// - the writes of a dynamic_size array get attr "grow" (written "_grow"): one past the end grows
+//   the buffer;
 // - WriteV3(h, i, v, flow) becomes TensorArrayBufferWrite(flow, i, v), ScatterV3(h, idx, v, flow)
 //   TensorArrayBufferScatter(flow, idx, v), ReadV3(h, i, flow) TensorArrayBufferRead(flow, i),
 //   GatherV3(h, idx, flow) TensorArrayBufferGather(flow, idx), SizeV3(h, flow)

@@ -1,5 +1,6 @@
 // CPU kernels of the TensorArray buffer ops (Note [TensorArrays as buffers],
 // eager/ops/tensor_array.cc). Elements are copied as bytes, so one kernel serves every dtype.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -25,10 +26,23 @@ absl::Status check_index(const KernelContext& ctx, int64_t index, int64_t size) 
   return absl::OkStatus();
 }
 
-// A buffer with `element` elements: the input buffer's bytes when its elements have that shape;
-// zeros when it is still empty (a new array whose element_shape left dims unknown, Note
-// [TensorArrays as buffers]); else an error naming both shapes.
-absl::Status written_buffer(KernelContext& ctx, const Shape& element) {
+// Whether the array may grow past its size (a dynamic_size TensorArray: attr "grow").
+bool grows(const KernelContext& ctx) { return ctx.attrs.get_or<bool>("grow", false); }
+
+// The size a write up to index `last` needs: the buffer's, or last + 1 where the array grows;
+// an index outside it is an error.
+absl::StatusOr<int64_t> size_for(const KernelContext& ctx, int64_t last) {
+  const int64_t size = ctx.input(0).shape.dim(0);
+  if (last >= size && grows(ctx)) return last + 1;
+  TF_RETURN_IF_ERROR(check_index(ctx, last, size));
+  return size;
+}
+
+// A buffer of `size` elements of shape `element`: the input buffer's bytes when its elements
+// have that shape (zeros after them when it grew); zeros when it is still empty (a new array
+// whose element_shape left dims unknown, Note [TensorArrays as buffers]); else an error naming
+// both shapes.
+absl::Status written_buffer(KernelContext& ctx, int64_t size, const Shape& element) {
   const DeviceTensor& in = ctx.input(0);
   const Shape had = element_shape(in.shape);
   const bool fits = had == element;
@@ -38,11 +52,12 @@ absl::Status written_buffer(KernelContext& ctx, const Shape& element) {
                                                    " (its elements must all have one shape)"));
   DeviceTensor& out = ctx.output(0);
   out.dtype = in.dtype;
-  out.shape = Shape{in.shape.dim(0)};
+  out.shape = Shape{size};
   for (int64_t d : element.dims()) out.shape.push_back(d);
   TF_RETURN_IF_ERROR(ctx.device->allocate_buffer(out));
-  if (fits) std::memcpy(out.raw(), in.raw(), in.bytes());
-  else std::memset(out.raw(), 0, out.bytes());
+  const size_t kept = fits ? in.bytes() : 0;
+  if (kept > 0) std::memcpy(out.raw(), in.raw(), kept);
+  std::memset(out.data<char>() + kept, 0, out.bytes() - kept);
   return absl::OkStatus();
 }
 
@@ -60,9 +75,10 @@ absl::Status buffer_kernel(KernelContext& ctx) {
 
 absl::Status write_kernel(KernelContext& ctx) {
   const int64_t index = *ctx.input(1).data<int32_t>();
-  TF_RETURN_IF_ERROR(check_index(ctx, index, ctx.input(0).shape.dim(0)));
+  if (index < 0) return check_index(ctx, index, ctx.input(0).shape.dim(0));
+  TF_ASSIGN_OR_RETURN(const int64_t size, size_for(ctx, index));
   const DeviceTensor& value = ctx.input(2);
-  TF_RETURN_IF_ERROR(written_buffer(ctx, value.shape));
+  TF_RETURN_IF_ERROR(written_buffer(ctx, size, value.shape));
   DeviceTensor& out = ctx.output(0);
   std::memcpy(out.data<char>() + static_cast<size_t>(index) * value.bytes(), value.raw(), value.bytes());
   return absl::OkStatus();
@@ -76,8 +92,16 @@ absl::Status scatter_kernel(KernelContext& ctx) {
     return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] 'indices' has ", n, " elements and 'value' ",
                                                    value.shape.to_string(), " has ", value.shape.dim(0), " rows"));
   const int32_t* idx = indices.data<int32_t>();
-  for (int64_t k = 0; k < n; ++k) TF_RETURN_IF_ERROR(check_index(ctx, idx[k], ctx.input(0).shape.dim(0)));
-  TF_RETURN_IF_ERROR(written_buffer(ctx, element_shape(value.shape)));
+  int64_t last = -1;
+  for (int64_t k = 0; k < n; ++k) {
+    if (idx[k] < 0) return check_index(ctx, idx[k], ctx.input(0).shape.dim(0));
+    last = std::max<int64_t>(last, idx[k]);
+  }
+  int64_t size = ctx.input(0).shape.dim(0);
+  if (last >= 0) {
+    TF_ASSIGN_OR_RETURN(size, size_for(ctx, last));
+  }
+  TF_RETURN_IF_ERROR(written_buffer(ctx, size, element_shape(value.shape)));
   const size_t row = n == 0 ? 0 : value.bytes() / static_cast<size_t>(n);
   char* out = ctx.output(0).data<char>();
   for (int64_t k = 0; k < n; ++k) std::memcpy(out + static_cast<size_t>(idx[k]) * row, value.data<char>() + k * row, row);
@@ -86,11 +110,12 @@ absl::Status scatter_kernel(KernelContext& ctx) {
 
 absl::Status unstack_kernel(KernelContext& ctx) {
   const DeviceTensor& value = ctx.input(1);
-  const int64_t size = ctx.input(0).shape.dim(0);
+  int64_t size = ctx.input(0).shape.dim(0);
+  if (value.shape.dim(0) > size && grows(ctx)) size = value.shape.dim(0);
   if (value.shape.dim(0) > size)
     return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] cannot unstack ", value.shape.dim(0),
                                                    " rows into the TensorArray of size ", size));
-  TF_RETURN_IF_ERROR(written_buffer(ctx, element_shape(value.shape)));
+  TF_RETURN_IF_ERROR(written_buffer(ctx, size, element_shape(value.shape)));
   std::memcpy(ctx.output(0).raw(), value.raw(), value.bytes());
   return absl::OkStatus();
 }

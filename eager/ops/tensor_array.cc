@@ -11,7 +11,8 @@
 // element_shape leaves unknown are 0 in a new buffer and take the first write's dims (an
 // empty buffer takes the shape of the first value written into it); after that every value
 // must have the same shape (TensorFlow's identical_element_shapes). An element never written
-// reads as zeros.
+// reads as zeros. A write into a dynamic_size array (attr "grow") past its end grows the buffer
+// to hold it.
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -63,6 +64,7 @@ absl::StatusOr<Shape> written_buffer(const InferenceContext& ctx, int value, int
       return invalid(ctx, "'value' ", v.to_string(), " does not fit the TensorArray's elements (buffer ", buffer.to_string(),
                      ")");
   }
+  if (ctx.attrs.get_or<bool>("grow", false)) out.set_dim(0, -1);  // a dynamic_size array: its size is the writes'
   return out;
 }
 

@@ -62,6 +62,29 @@ TEST(TensorArrayTest, UnknownElementDimsTakeTheFirstWritesAndThenHold) {
               HasSubstr("[tensor_array_write] 'value' [1,2] does not fit the TensorArray's elements (buffer [2,3,2])"));
 }
 
+// A dynamic_size array ("grow") takes writes past its end: the buffer grows to hold them.
+TEST(TensorArrayTest, AGrowingArrayTakesWritesPastItsEnd) {
+  const AttrMap grow{{"grow", true}};
+  Tensor b = new_buffer(0, Shape{2});
+  b = run_op("TensorArrayBufferWrite", {b, Tensor(int32_t{1}), Tensor{1.f, 2.f}}, grow);
+  EXPECT_EQ(b.shape(), (Shape{2, 2}));
+  EXPECT_EQ(b.to_vector<float>(), (std::vector<float>{0, 0, 1, 2}));
+  b = run_op("TensorArrayBufferScatter", {b, Tensor(std::vector<int32_t>{3}, Shape{1}), Tensor(std::vector<float>{5, 6}, Shape{1, 2})}, grow);
+  EXPECT_EQ(b.to_vector<float>(), (std::vector<float>{0, 0, 1, 2, 0, 0, 5, 6}));
+  b = run_op("TensorArrayBufferUnstack", {b, Tensor(std::vector<float>(10, 7.f), Shape{5, 2})}, grow);
+  EXPECT_EQ(b.shape(), (Shape{5, 2}));
+  EXPECT_EQ(run_op("TensorArrayBufferSize", {b}).to_vector<int32_t>(), std::vector<int32_t>{5});
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] {
+                run_op("TensorArrayBufferWrite", {b, Tensor(int32_t{-1}), Tensor{1.f, 2.f}}, grow);
+              }),
+              HasSubstr("index -1 is outside the TensorArray of size 5"));
+  // Without "grow" the same write past the end is an error.
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] {
+                run_op("TensorArrayBufferWrite", {b, Tensor(int32_t{5}), Tensor{1.f, 2.f}});
+              }),
+              HasSubstr("index 5 is outside the TensorArray of size 5"));
+}
+
 // A dim of 0 in element_shape is not promised after a write: an empty buffer takes the value's
 // dims when the kernel runs, so a graph's static shapes leave it unknown (what reads the element
 // must not size its output by a 0).

@@ -48,10 +48,11 @@ std::string range(const std::string& scope, const std::string& limit) {
          node(scope + "/range", "Range", {scope + "/range/start", limit, scope + "/range/delta"},
               attr_type("Tidx", "DT_INT32"));
 }
-std::string tensor_array(const std::string& name, const std::string& size, const std::string& element_shape) {
+std::string tensor_array(const std::string& name, const std::string& size, const std::string& element_shape,
+                         bool dynamic = false) {
   return node(name, "TensorArrayV3", {size},
               absl::StrCat(attr_type("dtype", "DT_FLOAT"), " attr { key: \"element_shape\" value { shape { ", element_shape,
-                           " } } } attr { key: \"dynamic_size\" value { b: false } }"
+                           " } } } attr { key: \"dynamic_size\" value { b: ", dynamic ? "true" : "false", " } }"
                            " attr { key: \"clear_after_read\" value { b: true } }"
                            " attr { key: \"identical_element_shapes\" value { b: true } }"
                            " attr { key: \"tensor_array_name\" value { s: \"\" } }"));
@@ -59,17 +60,17 @@ std::string tensor_array(const std::string& name, const std::string& size, const
 
 // x: [T, 3], T known when it runs. The loop of dynamic_rnn over a running sum:
 //   inputs = TensorArray(size=T, element_shape=[3]).unstack(x)
-//   outputs = TensorArray(size=T, element_shape=<out_shape>)
+//   outputs = TensorArray(size=T, element_shape=<out_shape>), or (size=0, dynamic_size=True)
 //   t, acc, outputs = while t < T: acc += inputs.read(t); outputs = outputs.write(t, acc); t += 1
 //   y = outputs.stack()
-std::string running_sum_graph(const std::string& out_shape = "dim { size: 3 }") {
+std::string running_sum_graph(const std::string& out_shape = "dim { size: 3 }", bool dynamic = false) {
   const std::string frame = "rnn/while/while_context";
   return absl::StrCat(
       node("x", "Placeholder", {},
            "attr { key: \"dtype\" value { type: DT_FLOAT } } attr { key: \"shape\" value { shape { dim { size: -1 } dim "
            "{ size: 3 } } } }"),
       rows_of("rnn", "x"), tensor_array("rnn/TensorArray", "rnn/strided_slice", "dim { size: 3 }"),
-      tensor_array("rnn/TensorArray_1", "rnn/strided_slice", out_shape),
+      int_const("rnn/empty", 0), tensor_array("rnn/TensorArray_1", dynamic ? "rnn/empty" : "rnn/strided_slice", out_shape, dynamic),
       rows_of("rnn/TensorArrayUnstack", "x"), range("rnn/TensorArrayUnstack", "rnn/TensorArrayUnstack/strided_slice"),
       node("rnn/TensorArrayUnstack/TensorArrayScatter/TensorArrayScatterV3", "TensorArrayScatterV3",
            {"rnn/TensorArray", "rnn/TensorArrayUnstack/range", "x", "rnn/TensorArray:1"},
@@ -153,25 +154,33 @@ TEST(GraphDefTensorArraysTest, UnknownElementDimsTakeTheFirstWritesDims) {
             (std::vector<float>{1, 2, 3, 2, 3, 4}));
 }
 
+// A dynamic_size array made empty grows with each write (dynamic_rnn's outputs when the length is
+// not known up front).
+TEST(GraphDefTensorArraysTest, ADynamicSizeArrayGrowsAsItIsWritten) {
+  const Graph g = graph_from_graph_def(graph_def_from_text(running_sum_graph("dim { size: 3 }", true)));
+  Session sess(g);
+  const std::vector<Tensor> out = sess.run({g.get_tensor_by_name("y:0"), g.get_tensor_by_name("steps:0")},
+                                           {{g.get_tensor_by_name("x:0"), rows({1.f, 2.f, 3.f, 1.f, 1.f, 1.f, 2.f, 2.f, 2.f}, 3)}});
+  EXPECT_EQ(out[0].shape(), (Shape{3, 3}));
+  EXPECT_EQ(out[0].to_vector<float>(), (std::vector<float>{1, 2, 3, 2, 3, 4, 4, 5, 6}));
+  EXPECT_EQ(out[1].to_vector<int32_t>(), std::vector<int32_t>{3});
+}
+
 TEST(GraphDefTensorArraysTest, WhatCannotBeReadIsATypedErrorNamingTheNode) {
   const std::string text = running_sum_graph();
-  const std::string dynamic =
-      replaced(text, "attr { key: \"dynamic_size\" value { b: false } }", "attr { key: \"dynamic_size\" value { b: true } }");
-  EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(graph_def_from_text(dynamic)); }),
-              HasSubstr("node 'rnn/TensorArray' (TensorArrayV3): a TensorArray of dynamic size is not read"));
+  const std::string unknown_rank = replaced(text, "value { shape { dim { size: 3 } } } } attr { key: \"dynamic_size\"",
+                                            "value { shape { unknown_rank: true } } } attr { key: \"dynamic_size\"");
+  EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(graph_def_from_text(unknown_rank)); }),
+              HasSubstr("node 'rnn/TensorArray' (TensorArrayV3): the TensorArray's element_shape has no rank"));
   // A failed import changes nothing in the graph it imports into.
   Graph target;
   {
     auto scope = target.as_default();
     placeholder(DType::kFloat32, {}, "already_here");
   }
-  EXPECT_THAT(error_of<UnimplementedError>([&] { import_graph_def(target, graph_def_from_text(dynamic)); }),
-              HasSubstr("a TensorArray of dynamic size is not read"));
+  EXPECT_THAT(error_of<UnimplementedError>([&] { import_graph_def(target, graph_def_from_text(unknown_rank)); }),
+              HasSubstr("the TensorArray's element_shape has no rank"));
   EXPECT_EQ(target.num_nodes(), 1);
-  const std::string unknown_rank = replaced(text, "value { shape { dim { size: 3 } } } } attr { key: \"dynamic_size\"",
-                                            "value { shape { unknown_rank: true } } } attr { key: \"dynamic_size\"");
-  EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(graph_def_from_text(unknown_rank)); }),
-              HasSubstr("node 'rnn/TensorArray' (TensorArrayV3): the TensorArray's element_shape has no rank"));
   // A handle read by something else than a TensorArray op or control flow.
   const std::string handle_read =
       absl::StrCat(text, node("odd", "Identity", {"rnn/TensorArray"}, type_attr("DT_RESOURCE")),
