@@ -63,10 +63,20 @@ class Rewrite {
     handle_.assign(n, false);
     flow_dtype_.assign(n, proto::DT_INVALID);
     grows_.assign(n, false);
+    carried_.assign(n, -1);
+    handle_of_.assign(n, -1);
+    flow_of_.assign(n, -1);
     for (int i = 0; i < def_.node_size(); ++i)
       if (def_.node(i).op() == "TensorArrayV3") TF_RETURN_IF_ERROR(start_array(i));
     TF_RETURN_IF_ERROR(follow_handles());
     TF_RETURN_IF_ERROR(follow_flows());
+    for (int i = 0; i < def_.node_size(); ++i) {
+      const int h = handle_of_[static_cast<size_t>(i)], f = flow_of_[static_cast<size_t>(i)];
+      if (h >= 0 && f >= 0 && h != f)
+        return node_error(node(i), absl::StatusCode::kInvalidArgument,
+                          absl::StrCat("reads the handle of TensorArray '", node(h).name(), "' and the flow of '",
+                                       node(f).name(), "'"));
+    }
     find_stacks_and_unstacks();
     return emit();
   }
@@ -77,7 +87,18 @@ class Rewrite {
     int output;
     proto::DataType dtype;
     bool dynamic;  // of a dynamic_size array
+    int array;     // its TensorArrayV3
   };
+
+  // TensorArray op i reads (the handle or the flow of) `array`; one op reads one array's.
+  absl::Status read_by(int i, int array, std::vector<int>& of) {
+    int& a = of[static_cast<size_t>(i)];
+    if (a >= 0 && a != array)
+      return node_error(node(i), absl::StatusCode::kInvalidArgument,
+                        absl::StrCat("reads two TensorArrays, '", node(a).name(), "' and '", node(array).name(), "'"));
+    a = array;
+    return absl::OkStatus();
+  }
   struct Reader {
     int node;
     int input;   // its input position
@@ -97,7 +118,7 @@ class Rewrite {
     const proto::AttrValue* dtype = find_attr(ta, "dtype");
     if (dtype == nullptr) return node_error(ta, absl::StatusCode::kInvalidArgument, "attr 'dtype' is missing");
     handles_.push_back({i, 0, i});
-    flows_.push_back({i, 1, dtype->type(), dynamic != nullptr && dynamic->b()});
+    flows_.push_back({i, 1, dtype->type(), dynamic != nullptr && dynamic->b(), i});
     return absl::OkStatus();
   }
 
@@ -109,7 +130,10 @@ class Rewrite {
       for (const Reader& r : readers_[static_cast<size_t>(src)]) {
         if (r.output != output) continue;
         const proto::NodeDef& reader = node(r.node);
-        if (array_op(reader.op()) != nullptr && r.input == 0) continue;
+        if (array_op(reader.op()) != nullptr && r.input == 0) {
+          TF_RETURN_IF_ERROR(read_by(r.node, array, handle_of_));
+          continue;
+        }
         if (passes_through(reader.op()) && r.input == 0) {
           if (handle_[static_cast<size_t>(r.node)]) continue;
           handle_[static_cast<size_t>(r.node)] = true;
@@ -135,6 +159,7 @@ class Rewrite {
         const proto::NodeDef& reader = node(r.node);
         const ArrayOp* op = array_op(reader.op());
         if (op != nullptr && r.input == op->flow_input) {
+          TF_RETURN_IF_ERROR(read_by(r.node, f.array, flow_of_));
           if (op->gives_flow) TF_RETURN_IF_ERROR(carry(r.node, f, {0}));
           continue;
         }
@@ -156,14 +181,16 @@ class Rewrite {
   // array may grow it.
   absl::Status carry(int i, const Flow& f, const std::vector<int>& outputs) {
     proto::DataType& d = flow_dtype_[static_cast<size_t>(i)];
-    if (d == f.dtype && grows_[static_cast<size_t>(i)] == f.dynamic) return absl::OkStatus();
-    if (d != proto::DT_INVALID)
-      return node_error(node(i), absl::StatusCode::kInvalidArgument,
-                        d != f.dtype ? "joins the flows of TensorArrays of two dtypes"
-                                     : "joins the flows of TensorArrays of fixed and of dynamic size");
+    int& array = carried_[static_cast<size_t>(i)];
+    if (array == f.array) return absl::OkStatus();
+    if (array >= 0)
+      return node_error(node(i), absl::StatusCode::kUnimplemented,
+                        absl::StrCat("joins the flows of TensorArrays '", node(array).name(), "' and '", node(f.array).name(),
+                                     "'; tapeflow follows each flow to one array"));
+    array = f.array;
     d = f.dtype;
     grows_[static_cast<size_t>(i)] = f.dynamic;
-    for (int o : outputs) flows_.push_back({i, o, f.dtype, f.dynamic});
+    for (int o : outputs) flows_.push_back({i, o, f.dtype, f.dynamic, f.array});
     return absl::OkStatus();
   }
 
@@ -323,6 +350,8 @@ class Rewrite {
   std::vector<bool> handle_;                  // a node a handle passes through: removed
   std::vector<proto::DataType> flow_dtype_;   // a node a flow passes through or a write: the array's dtype
   std::vector<bool> grows_;                   // ... of a dynamic_size array
+  std::vector<int> carried_;                  // a node a flow passes through or a write: the array's TensorArrayV3
+  std::vector<int> handle_of_, flow_of_;      // a TensorArray op: the array whose handle / flow it reads
   struct Handle {
     int node;
     int output;

@@ -26,7 +26,8 @@ namespace tapeflow::graph_def_internal {
 //   the array's dtype as T and lose their `_output_shapes` (the flow's scalar), so a while loop
 //   carries the buffer as a loop variable (Note [TF1 while loops] then rewrites the loop);
 // - the nodes a handle passes through are removed, with the control inputs naming them.
-// A handle or a flow read by anything else is refused naming the reader. Other TensorArray ops
+// A handle or a flow read by anything else is refused naming the reader, as are an op that reads
+// one array's handle and another's flow, and a node joining two arrays' flows. Other TensorArray ops
 // (ConcatV3, SplitV3, GradV3) stay and are named by the import as op types tapeflow lacks.
 // Returns nullopt when `def` has no TensorArrayV3.
 absl::StatusOr<std::optional<GraphDef>> rewrite_tensor_arrays(const GraphDef& def);

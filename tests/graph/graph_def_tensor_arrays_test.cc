@@ -187,6 +187,12 @@ TEST(GraphDefTensorArraysTest, WhatCannotBeReadIsATypedErrorNamingTheNode) {
                    node("odd_reader", "ZerosLike", {"odd"}, type_attr("DT_RESOURCE")));
   EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(graph_def_from_text(handle_read)); }),
               HasSubstr("node 'odd_reader' (ZerosLike): reads the handle of TensorArray 'rnn/TensorArray'"));
+  // A read of one array's handle with another's flow.
+  const std::string mixed = replaced(text, "name: \"rnn/while/TensorArrayReadV3/Enter\" op: \"Enter\" input: \"rnn/TensorArray\"",
+                                     "name: \"rnn/while/TensorArrayReadV3/Enter\" op: \"Enter\" input: \"rnn/TensorArray_1\"");
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] { graph_from_graph_def(graph_def_from_text(mixed)); }),
+              HasSubstr("node 'rnn/while/TensorArrayReadV3' (TensorArrayReadV3): reads the handle of TensorArray "
+                        "'rnn/TensorArray_1' and the flow of 'rnn/TensorArray'"));
   // A stack() whose flow is a control input: no pattern, a typed error, no crash.
   const std::string control_flow =
       replaced(text, "input: \"rnn/TensorArrayStack/range\" input: \"rnn/while/Exit_2\"",
