@@ -166,6 +166,31 @@ TEST(GraphDefTensorArraysTest, ADynamicSizeArrayGrowsAsItIsWritten) {
   EXPECT_EQ(out[1].to_vector<int32_t>(), std::vector<int32_t>{3});
 }
 
+// tf.cond(p, lambda: ta.write(0, 1.), lambda: ta.write(0, 2.)).read(0): the flow and the handle
+// go through the cond's Switches; the cond becomes an If over the buffer.
+TEST(GraphDefTensorArraysTest, AWriteInsideATensorFlow1CondIsReadThroughTheIf) {
+  const std::string text = absl::StrCat(
+      node("p", "Placeholder", {}, "attr { key: \"dtype\" value { type: DT_BOOL } } attr { key: \"shape\" value { shape { } } }"),
+      int_const("size", 2), tensor_array("ta", "size", ""), cond_head("cond", "p"),
+      switch_of("cond/Switch_1", "ta:1", "cond/pred_id", "DT_FLOAT"),
+      switch_of("cond/Switch_2", "ta", "cond/pred_id", "DT_RESOURCE"),
+      int_const("cond/index_t", 0, "cond/switch_t"), float_const("cond/value_t", 1.f, "cond/switch_t"),
+      node("cond/TensorArrayWriteV3", "TensorArrayWriteV3", {"cond/Switch_2:1", "cond/index_t", "cond/value_t", "cond/Switch_1:1"},
+           type_attr("DT_FLOAT")),
+      int_const("cond/index_f", 0, "cond/switch_f"), float_const("cond/value_f", 2.f, "cond/switch_f"),
+      node("cond/TensorArrayWriteV3_1", "TensorArrayWriteV3", {"cond/Switch_2", "cond/index_f", "cond/value_f", "cond/Switch_1"},
+           type_attr("DT_FLOAT")),
+      merge("cond/Merge", "cond/TensorArrayWriteV3_1", "cond/TensorArrayWriteV3", "DT_FLOAT"), int_const("zero", 0),
+      node("y", "TensorArrayReadV3", {"ta", "zero", "cond/Merge"}, attr_type("dtype", "DT_FLOAT")),
+      "versions { producer: 134 }\n");
+  const Graph g = graph_from_graph_def(graph_def_from_text(text));
+  EXPECT_EQ(g.get_operation_by_name("cond").type(), "If");
+  Session sess(g);
+  const Tensor p = g.get_tensor_by_name("p:0"), y = g.get_tensor_by_name("y:0");
+  EXPECT_EQ(sess.run(y, {{p, Tensor(true)}}).to_vector<float>(), std::vector<float>{1.f});
+  EXPECT_EQ(sess.run(y, {{p, Tensor(false)}}).to_vector<float>(), std::vector<float>{2.f});
+}
+
 TEST(GraphDefTensorArraysTest, WhatCannotBeReadIsATypedErrorNamingTheNode) {
   const std::string text = running_sum_graph();
   const std::string unknown_rank = replaced(text, "value { shape { dim { size: 3 } } } } attr { key: \"dynamic_size\"",
