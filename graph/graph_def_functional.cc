@@ -155,13 +155,15 @@ absl::StatusOr<std::shared_ptr<const FunctionBody>> build_new_body(const proto::
     return absl::InvalidArgumentError(absl::StrCat("function '", func.name(), "' takes ", sig.input_arg_size(),
                                                    " argument(s); the node passes ", args.size()));
   for (int k = 0; k < sig.input_arg_size(); ++k) {
+    if (sig.input_arg(k).type() == proto::DT_VARIANT) continue;  // a list: the buffer the node passes (Note [TensorLists in a GraphDef])
     TF_ASSIGN_OR_RETURN(DType dt, arg_dtype(sig.input_arg(k), func, "argument"));
     if (dt != args[static_cast<size_t>(k)].dtype)
       return absl::InvalidArgumentError(absl::StrCat("function '", func.name(), "': argument '", sig.input_arg(k).name(),
                                                      "' is ", dtype_name(dt), "; the node passes ",
                                                      dtype_name(args[static_cast<size_t>(k)].dtype)));
   }
-  for (const proto::OpDef::ArgDef& r : sig.output_arg()) TF_RETURN_IF_ERROR(arg_dtype(r, func, "result").status());
+  for (const proto::OpDef::ArgDef& r : sig.output_arg())
+    if (r.type() != proto::DT_VARIANT) TF_RETURN_IF_ERROR(arg_dtype(r, func, "result").status());
 
   // A GraphDef that calls the function on placeholders; inlining the call makes it the body.
   GraphDef call;

@@ -1112,7 +1112,7 @@ static std::vector<ImportedElement> import_into(const Graph& graph, const GraphD
     const std::vector<std::string>* elements = &return_elements;
     std::optional<graph_def_internal::ResolvedControlFlow> resolved;
     std::vector<std::string> resolved_elements;
-    std::optional<GraphDef> arrays;  // Note [TensorArrays in a GraphDef]
+    std::optional<GraphDef> arrays, lists;  // Note [TensorArrays in a GraphDef], Note [TensorLists in a GraphDef]
     for (;;) {
       Importer importer(graph, *def, library, *map, loc);
       const absl::Status planned = importer.plan(*elements);
@@ -1120,6 +1120,15 @@ static std::vector<ImportedElement> import_into(const Graph& graph, const GraphD
         std::vector<ImportedElement> out = importer.commit(name);
         if (resolved) finish_tf1_rewrite(graph, *resolved, return_elements.size(), out);
         return out;
+      }
+      if (!lists && !resolved) {
+        absl::StatusOr<std::optional<GraphDef>> rewritten = graph_def_internal::rewrite_tensor_lists(*def);
+        throw_if_error(rewritten.status(), loc);
+        if (*rewritten) {
+          lists = std::move(**rewritten);
+          def = &*lists;
+          continue;
+        }
       }
       if (!arrays && !resolved && importer.uses_tensor_arrays()) {
         absl::StatusOr<std::optional<GraphDef>> rewritten = graph_def_internal::rewrite_tensor_arrays(*def);

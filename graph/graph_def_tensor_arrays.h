@@ -32,4 +32,20 @@ namespace tapeflow::graph_def_internal {
 // Returns nullopt when `def` has no TensorArrayV3.
 absl::StatusOr<std::optional<GraphDef>> rewrite_tensor_arrays(const GraphDef& def);
 
+// Note [TensorLists in a GraphDef]
+// TensorFlow 2's TensorArrays are TensorLists: DT_VARIANT tensors made by TensorListReserve,
+// TensorListFromTensor or EmptyTensorList and passed through While loops (Keras' RNN layers).
+// They become the same buffers (graph/graph_def_tensor_lists.cc):
+// - TensorListReserve(element_shape, n) is TensorArrayBuffer(n) (the element_shape Const gives
+//   the element's dims; a shape of unknown rank is refused naming the node), EmptyTensorList a
+//   buffer of size 0, TensorListFromTensor(t) and TensorListStack(list) Identities (a buffer is
+//   its stack), SetItem a Write (one that may resize grows), PushBack a Write at the list's
+//   length that grows, GetItem a Read, Gather a Gather, Length a Size;
+// - an Identity of a list takes the element dtype as T, and a While's T entry for a list
+//   loop variable too, its output_shapes entry becoming unknown (the buffer's rank is kept);
+// - inside the While's functions, an argument or result of type DT_VARIANT takes the dtype the
+//   node passes (graph_def_functional.cc), and the same rewrite runs on the function's body.
+// Returns nullopt when `def` holds no TensorList op and no DT_VARIANT attr.
+absl::StatusOr<std::optional<GraphDef>> rewrite_tensor_lists(const GraphDef& def);
+
 }  // namespace tapeflow::graph_def_internal

@@ -56,6 +56,10 @@ constexpr const char* kTable =
     "ReadVariableOp value;AssignVariableOp;AssignAddVariableOp;AssignSubVariableOp;If output*;"
     "StatelessIf output*;While output*;StatelessWhile output*;Case output*;StatelessCase output*;"
     "Einsum output;"
+    // TensorFlow 2's TensorLists, read as those buffers (Note [TensorLists in a GraphDef]).
+    "TensorListReserve handle;TensorListFromTensor output_handle;EmptyTensorList handle;"
+    "TensorListSetItem output_handle;TensorListGetItem item;TensorListStack tensor;TensorListLength length;"
+    "TensorListGather values;TensorListPushBack output_handle;"
     // tapeflow's own: TensorArrays held as buffers (Note [TensorArrays in a GraphDef]).
     "TensorArrayBuffer output;TensorArrayBufferWrite output;TensorArrayBufferScatter output;TensorArrayBufferUnstack output;"
     "TensorArrayBufferRead output;TensorArrayBufferGather output;TensorArrayBufferSize output;";

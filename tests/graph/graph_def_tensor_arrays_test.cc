@@ -191,6 +191,97 @@ TEST(GraphDefTensorArraysTest, AWriteInsideATensorFlow1CondIsReadThroughTheIf) {
   EXPECT_EQ(sess.run(y, {{p, Tensor(false)}}).to_vector<float>(), std::vector<float>{2.f});
 }
 
+// The same running sum as TensorFlow 2 writes it (a tf.function with tf.TensorArray, frozen):
+// TensorLists (DT_VARIANT) carried by a StatelessWhile, read and written in its body function.
+std::string tensor_list_graph(const std::string& element_shape_const = "tensor_shape { dim { size: 1 } } int_val: 3") {
+  const std::string shape_const = absl::StrCat(
+      R"pb(attr { key: "dtype" value { type: DT_INT32 } } attr { key: "value" value { tensor { dtype: DT_INT32 )pb",
+      element_shape_const, " } } }");
+  const std::string list_attrs =
+      R"pb(attr { key: "element_dtype" value { type: DT_FLOAT } } attr { key: "shape_type" value { type: DT_INT32 } })pb";
+  return absl::StrCat(
+      R"pb(
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "shape" value { shape { dim { size: -1 } dim { size: 3 } } } } }
+    node { name: "n" op: "Placeholder" attr { key: "dtype" value { type: DT_INT32 } } attr { key: "shape" value { shape { } } } }
+    node { name: "element_shape" op: "Const" )pb", shape_const, R"pb( }
+    node { name: "zero" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+           attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 0 } } } }
+    node { name: "max" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+           attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: -1 } } } }
+    node { name: "acc0" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 3 } } float_val: 0 } } } }
+    node { name: "inputs" op: "TensorListFromTensor" input: "x" input: "element_shape" )pb", list_attrs, R"pb( }
+    node { name: "outputs" op: "TensorListReserve" input: "element_shape" input: "n" )pb", list_attrs, R"pb( }
+    node { name: "while" op: "StatelessWhile" input: "zero" input: "max" input: "zero" input: "n" input: "acc0"
+           input: "inputs" input: "outputs"
+           attr { key: "T" value { list { type: DT_INT32 type: DT_INT32 type: DT_INT32 type: DT_INT32 type: DT_FLOAT
+                                          type: DT_VARIANT type: DT_VARIANT } } }
+           attr { key: "body" value { func { name: "while_body_7" } } }
+           attr { key: "cond" value { func { name: "while_cond_6" } } }
+           attr { key: "output_shapes" value { list { shape { } shape { } shape { } shape { } shape { dim { size: 3 } }
+                                                      shape { } shape { } } } }
+           attr { key: "parallel_iterations" value { i: 10 } } }
+    node { name: "y" op: "TensorListStack" input: "while:6" input: "element_shape"
+           attr { key: "element_dtype" value { type: DT_FLOAT } } attr { key: "num_elements" value { i: -1 } } }
+    library {
+      function {
+        signature { name: "while_cond_6"
+          input_arg { name: "loop_counter" type: DT_INT32 } input_arg { name: "maximum_iterations" type: DT_INT32 }
+          input_arg { name: "time" type: DT_INT32 } input_arg { name: "n" type: DT_INT32 } input_arg { name: "acc" type: DT_FLOAT }
+          input_arg { name: "inputs" type: DT_VARIANT } input_arg { name: "outputs" type: DT_VARIANT }
+          output_arg { name: "identity" type: DT_BOOL } }
+        node_def { name: "Less" op: "Less" input: "time" input: "n" attr { key: "T" value { type: DT_INT32 } } }
+        node_def { name: "Identity" op: "Identity" input: "Less:z:0" attr { key: "T" value { type: DT_BOOL } } }
+        ret { key: "identity" value: "Identity:output:0" } }
+      function {
+        signature { name: "while_body_7"
+          input_arg { name: "loop_counter" type: DT_INT32 } input_arg { name: "maximum_iterations" type: DT_INT32 }
+          input_arg { name: "time" type: DT_INT32 } input_arg { name: "n" type: DT_INT32 } input_arg { name: "acc" type: DT_FLOAT }
+          input_arg { name: "inputs" type: DT_VARIANT } input_arg { name: "outputs" type: DT_VARIANT }
+          output_arg { name: "add" type: DT_INT32 } output_arg { name: "maximum_iterations_out" type: DT_INT32 }
+          output_arg { name: "add_1" type: DT_INT32 } output_arg { name: "n_out" type: DT_INT32 }
+          output_arg { name: "add_2" type: DT_FLOAT } output_arg { name: "inputs_out" type: DT_VARIANT }
+          output_arg { name: "identity" type: DT_VARIANT } }
+        node_def { name: "one" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+                   attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 1 } } } }
+        node_def { name: "element_shape" op: "Const" )pb", shape_const, R"pb( }
+        node_def { name: "get" op: "TensorListGetItem" input: "inputs" input: "time" input: "element_shape:output:0"
+                   attr { key: "element_dtype" value { type: DT_FLOAT } } }
+        node_def { name: "sum" op: "AddV2" input: "acc" input: "get:item:0" attr { key: "T" value { type: DT_FLOAT } } }
+        node_def { name: "set" op: "TensorListSetItem" input: "outputs" input: "time" input: "sum:z:0"
+                   attr { key: "element_dtype" value { type: DT_FLOAT } } }
+        node_def { name: "next_out" op: "Identity" input: "set:output_handle:0" attr { key: "T" value { type: DT_VARIANT } } }
+        node_def { name: "count" op: "AddV2" input: "loop_counter" input: "one:output:0" attr { key: "T" value { type: DT_INT32 } } }
+        node_def { name: "step" op: "AddV2" input: "time" input: "one:output:0" attr { key: "T" value { type: DT_INT32 } } }
+        ret { key: "add" value: "count:z:0" } ret { key: "maximum_iterations_out" value: "maximum_iterations" }
+        ret { key: "add_1" value: "step:z:0" } ret { key: "n_out" value: "n" } ret { key: "add_2" value: "sum:z:0" }
+        ret { key: "inputs_out" value: "inputs" } ret { key: "identity" value: "next_out:output:0" } }
+    }
+    versions { producer: 1286 min_consumer: 12 })pb");
+}
+
+TEST(GraphDefTensorArraysTest, TensorFlow2sTensorListsInAWhileImportAndRun) {
+  const Graph g = graph_from_graph_def(graph_def_from_text(tensor_list_graph()));
+  EXPECT_EQ(g.get_operation_by_name("outputs").type(), "TensorArrayBuffer");
+  EXPECT_EQ(g.get_operation_by_name("y").type(), "Identity");  // TensorListStack: the buffer
+  Session sess(g);
+  const Tensor y = sess.run(g.get_tensor_by_name("y:0"), {{g.get_tensor_by_name("x:0"), rows({1.f, 2.f, 3.f, 10.f, 20.f, 30.f, 5.f, 5.f, 5.f}, 3)},
+                                                          {g.get_tensor_by_name("n:0"), Tensor(int32_t{3})}});
+  EXPECT_EQ(y.shape(), (Shape{3, 3}));
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{1, 2, 3, 11, 22, 33, 16, 27, 38}));
+  // Written and read back: the While's functions as they were read, the lists as buffers.
+  const Graph back = graph_from_graph_def(to_graph_def(g));
+  Session again(back);
+  EXPECT_EQ(again.run(back.get_tensor_by_name("y:0"), {{back.get_tensor_by_name("x:0"), rows({1.f, 1.f, 1.f, 2.f, 2.f, 2.f}, 2)},
+                                                       {back.get_tensor_by_name("n:0"), Tensor(int32_t{2})}})
+                .to_vector<float>(),
+            (std::vector<float>{1, 1, 1, 3, 3, 3}));
+  // A list whose element shape has no rank is refused naming the node.
+  EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(graph_def_from_text(tensor_list_graph("tensor_shape { } int_val: -1"))); }),
+              HasSubstr("node 'outputs' (TensorListReserve): the list's element_shape has no rank"));
+}
+
 TEST(GraphDefTensorArraysTest, WhatCannotBeReadIsATypedErrorNamingTheNode) {
   const std::string text = running_sum_graph();
   const std::string unknown_rank = replaced(text, "value { shape { dim { size: 3 } } } } attr { key: \"dynamic_size\"",
