@@ -13,6 +13,8 @@ namespace tapeflow::graph_def_internal {
 
 namespace {
 
+constexpr int64_t kMaxRank = 32;  // an element shape's dims, more than any model uses
+
 bool makes_list(std::string_view op) {
   return op == "TensorListReserve" || op == "TensorListFromTensor" || op == "EmptyTensorList";
 }
@@ -152,6 +154,9 @@ class ListRewrite {
       }
     }
     const int64_t rank = t.tensor_shape().dim(0).size();
+    if (rank < 0 || rank > kMaxRank)
+      return node_error(node(i), absl::StatusCode::kInvalidArgument,
+                        absl::StrCat("the list's element_shape has ", rank, " dims; tapeflow takes at most ", kMaxRank));
     if (static_cast<int64_t>(dims.size()) != rank) {
       if (dims.size() != 1)
         return node_error(node(i), absl::StatusCode::kInvalidArgument, "the list's element_shape Const is malformed");

@@ -280,6 +280,11 @@ TEST(GraphDefTensorArraysTest, TensorFlow2sTensorListsInAWhileImportAndRun) {
   // A list whose element shape has no rank is refused naming the node.
   EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(graph_def_from_text(tensor_list_graph("tensor_shape { } int_val: -1"))); }),
               HasSubstr("node 'outputs' (TensorListReserve): the list's element_shape has no rank"));
+  // A hostile element_shape (one value standing for 2^40 dims) is refused, not expanded.
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] {
+                graph_from_graph_def(graph_def_from_text(tensor_list_graph("tensor_shape { dim { size: 1099511627776 } } int_val: 3")));
+              }),
+              HasSubstr("the list's element_shape has 1099511627776 dims; tapeflow takes at most 32"));
 }
 
 TEST(GraphDefTensorArraysTest, WhatCannotBeReadIsATypedErrorNamingTheNode) {
