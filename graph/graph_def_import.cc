@@ -1133,6 +1133,7 @@ static std::vector<ImportedElement> import_into(const Graph& graph, const GraphD
       if (!arrays && !resolved && importer.uses_tensor_arrays()) {
         absl::StatusOr<std::optional<GraphDef>> rewritten = graph_def_internal::rewrite_tensor_arrays(*def);
         throw_if_error(rewritten.status(), loc);
+        if (!*rewritten) throw_if_error(planned, loc);  // not rewritten: the plan's own error
         arrays = std::move(**rewritten);
         def = &*arrays;
         continue;

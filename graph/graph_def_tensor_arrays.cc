@@ -53,6 +53,7 @@ class Rewrite {
     for (const proto::NodeDef& n : def_.node()) any |= n.op() == "TensorArrayV3";
     if (!any) return std::nullopt;
     TF_RETURN_IF_ERROR(index_.build(def_));
+    if (!controls_last(index_)) return std::nullopt;  // the import refuses it, naming the node
     const size_t n = static_cast<size_t>(def_.node_size());
     readers_.resize(n);
     for (size_t i = 0; i < n; ++i)

@@ -47,6 +47,7 @@ class ListRewrite {
     for (const proto::NodeDef& n : def_.node()) any = any || makes_list(n.op()) || reads_list(n.op()) || has_variant(n);
     if (!any) return std::nullopt;
     TF_RETURN_IF_ERROR(index_.build(def_));
+    if (!controls_last(index_)) return std::nullopt;  // the import refuses it, naming the node
     const size_t n = static_cast<size_t>(def_.node_size());
     readers_.resize(n);
     list_.assign(n, {});
@@ -133,13 +134,17 @@ class ListRewrite {
       return node_error(node(i), absl::StatusCode::kUnimplemented,
                         "the list's element_shape must be a Const (tapeflow holds a list as one tensor [size, *element])");
     const proto::TensorProto& t = v->tensor();
+    if (t.dtype() != proto::DT_INT32 && t.dtype() != proto::DT_INT64)
+      return node_error(node(i), absl::StatusCode::kInvalidArgument, "the list's element_shape must be int32 or int64");
     if (t.tensor_shape().dim_size() != 1)
       return node_error(node(i), absl::StatusCode::kUnimplemented,
                         "the list's element_shape has no rank; tapeflow holds a list as one tensor [size, *element] "
                         "and needs the element's rank (Note [TensorLists in a GraphDef])");
     std::vector<int64_t> dims;
-    for (int32_t d : t.int_val()) dims.push_back(d);
-    for (int64_t d : t.int64_val()) dims.push_back(d);
+    if (t.dtype() == proto::DT_INT32)
+      for (int32_t d : t.int_val()) dims.push_back(d);
+    else
+      for (int64_t d : t.int64_val()) dims.push_back(d);
     if (dims.empty() && !t.tensor_content().empty()) {
       const size_t width = t.dtype() == proto::DT_INT64 ? 8 : 4;
       for (size_t at = 0; at + width <= t.tensor_content().size(); at += width) {
@@ -157,11 +162,9 @@ class ListRewrite {
     if (rank < 0 || rank > kMaxRank)
       return node_error(node(i), absl::StatusCode::kInvalidArgument,
                         absl::StrCat("the list's element_shape has ", rank, " dims; tapeflow takes at most ", kMaxRank));
-    if (static_cast<int64_t>(dims.size()) != rank) {
-      if (dims.size() != 1)
-        return node_error(node(i), absl::StatusCode::kInvalidArgument, "the list's element_shape Const is malformed");
-      dims.assign(static_cast<size_t>(rank), dims[0]);  // one value stands for every element
-    }
+    if (static_cast<int64_t>(dims.size()) > rank || (dims.empty() && rank > 0))
+      return node_error(node(i), absl::StatusCode::kInvalidArgument, "the list's element_shape Const is malformed");
+    dims.resize(static_cast<size_t>(rank), dims.empty() ? 0 : dims.back());  // TensorFlow's short form: the last value repeats
     proto::TensorShapeProto shape;
     for (int64_t d : dims) shape.add_dim()->set_size(d < 0 ? -1 : d);
     return shape;

@@ -36,6 +36,17 @@ absl::Status V1Index::build(const GraphDef& def) {
   return absl::OkStatus();
 }
 
+bool controls_last(const V1Index& index) {
+  for (const std::vector<V1Edge>& edges : index.inputs) {
+    bool control = false;
+    for (const V1Edge& e : edges) {
+      if (!e.control() && control) return false;
+      control = control || e.control();
+    }
+  }
+  return true;
+}
+
 bool is_back_edge(const GraphDef& def, int consumer, const V1Edge& e) {
   const std::string& src = def.node(e.src).op();
   return def.node(consumer).op() == "Merge" && (src == "NextIteration" || src == "RefNextIteration");

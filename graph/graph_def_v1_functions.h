@@ -32,6 +32,9 @@ struct V1Index {
   absl::Status build(const GraphDef& def);
 };
 
+// Whether every node's control inputs come after its data inputs (as the import requires).
+bool controls_last(const V1Index& index);
+
 // A while loop's back edge: a NextIteration's into its Merge.
 bool is_back_edge(const GraphDef& def, int consumer, const V1Edge& e);
 // The nodes in an order where each comes after its inputs, back edges left out

@@ -193,7 +193,9 @@ TEST(GraphDefTensorArraysTest, AWriteInsideATensorFlow1CondIsReadThroughTheIf) {
 
 // The same running sum as TensorFlow 2 writes it (a tf.function with tf.TensorArray, frozen):
 // TensorLists (DT_VARIANT) carried by a StatelessWhile, read and written in its body function.
-std::string tensor_list_graph(const std::string& element_shape_const = "tensor_shape { dim { size: 1 } } int_val: 3") {
+// push_back: the outputs list starts empty (EmptyTensorList) and the body appends (PushBack).
+std::string tensor_list_graph(const std::string& element_shape_const = "tensor_shape { dim { size: 1 } } int_val: 3",
+                              bool push_back = false) {
   const std::string shape_const = absl::StrCat(
       R"pb(attr { key: "dtype" value { type: DT_INT32 } } attr { key: "value" value { tensor { dtype: DT_INT32 )pb",
       element_shape_const, " } } }");
@@ -212,7 +214,8 @@ std::string tensor_list_graph(const std::string& element_shape_const = "tensor_s
     node { name: "acc0" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
            attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 3 } } float_val: 0 } } } }
     node { name: "inputs" op: "TensorListFromTensor" input: "x" input: "element_shape" )pb", list_attrs, R"pb( }
-    node { name: "outputs" op: "TensorListReserve" input: "element_shape" input: "n" )pb", list_attrs, R"pb( }
+    node { name: "outputs" op: ")pb", push_back ? "EmptyTensorList" : "TensorListReserve",
+      R"pb(" input: "element_shape" input: ")pb", push_back ? "max" : "n", R"pb(" )pb", list_attrs, R"pb( }
     node { name: "while" op: "StatelessWhile" input: "zero" input: "max" input: "zero" input: "n" input: "acc0"
            input: "inputs" input: "outputs"
            attr { key: "T" value { list { type: DT_INT32 type: DT_INT32 type: DT_INT32 type: DT_INT32 type: DT_FLOAT
@@ -224,6 +227,7 @@ std::string tensor_list_graph(const std::string& element_shape_const = "tensor_s
            attr { key: "parallel_iterations" value { i: 10 } } }
     node { name: "y" op: "TensorListStack" input: "while:6" input: "element_shape"
            attr { key: "element_dtype" value { type: DT_FLOAT } } attr { key: "num_elements" value { i: -1 } } }
+    node { name: "steps" op: "TensorListLength" input: "while:6" }
     library {
       function {
         signature { name: "while_cond_6"
@@ -249,8 +253,10 @@ std::string tensor_list_graph(const std::string& element_shape_const = "tensor_s
         node_def { name: "get" op: "TensorListGetItem" input: "inputs" input: "time" input: "element_shape:output:0"
                    attr { key: "element_dtype" value { type: DT_FLOAT } } }
         node_def { name: "sum" op: "AddV2" input: "acc" input: "get:item:0" attr { key: "T" value { type: DT_FLOAT } } }
-        node_def { name: "set" op: "TensorListSetItem" input: "outputs" input: "time" input: "sum:z:0"
-                   attr { key: "element_dtype" value { type: DT_FLOAT } } }
+        )pb", push_back ? R"pb(node_def { name: "set" op: "TensorListPushBack" input: "outputs" input: "sum:z:0"
+                   attr { key: "element_dtype" value { type: DT_FLOAT } } })pb"
+                        : R"pb(node_def { name: "set" op: "TensorListSetItem" input: "outputs" input: "time" input: "sum:z:0"
+                   attr { key: "element_dtype" value { type: DT_FLOAT } } })pb", R"pb(
         node_def { name: "next_out" op: "Identity" input: "set:output_handle:0" attr { key: "T" value { type: DT_VARIANT } } }
         node_def { name: "count" op: "AddV2" input: "loop_counter" input: "one:output:0" attr { key: "T" value { type: DT_INT32 } } }
         node_def { name: "step" op: "AddV2" input: "time" input: "one:output:0" attr { key: "T" value { type: DT_INT32 } } }
@@ -277,6 +283,25 @@ TEST(GraphDefTensorArraysTest, TensorFlow2sTensorListsInAWhileImportAndRun) {
                                                        {back.get_tensor_by_name("n:0"), Tensor(int32_t{2})}})
                 .to_vector<float>(),
             (std::vector<float>{1, 1, 1, 3, 3, 3}));
+  // Appended to an empty list instead: the same values, and the list's length.
+  const Graph appended = graph_from_graph_def(graph_def_from_text(tensor_list_graph("tensor_shape { dim { size: 1 } } int_val: 3", true)));
+  Session sess2(appended);
+  const std::vector<Tensor> out = sess2.run({appended.get_tensor_by_name("y:0"), appended.get_tensor_by_name("steps:0")},
+                                            {{appended.get_tensor_by_name("x:0"), rows({1.f, 2.f, 3.f, 1.f, 1.f, 1.f}, 2)},
+                                             {appended.get_tensor_by_name("n:0"), Tensor(int32_t{2})}});
+  EXPECT_EQ(out[0].to_vector<float>(), (std::vector<float>{1, 2, 3, 2, 3, 4}));
+  EXPECT_EQ(out[1].to_vector<int32_t>(), std::vector<int32_t>{2});
+  // A float element_shape, and a control input ahead of the data ones: typed errors, no crash.
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] {
+                graph_from_graph_def(graph_def_from_text(replaced(tensor_list_graph(), "dtype: DT_INT32 tensor_shape { dim { size: 1 } } int_val: 3",
+                                                                  "dtype: DT_FLOAT tensor_shape { dim { size: 1 } } float_val: 3")));
+              }),
+              HasSubstr("the list's element_shape must be int32 or int64"));
+  EXPECT_THAT(error_of<Error>([&] {
+                graph_from_graph_def(graph_def_from_text(replaced(tensor_list_graph(), "input: \"element_shape\" input: \"n\"",
+                                                                  "input: \"^zero\" input: \"element_shape\" input: \"n\"")));
+              }),
+              HasSubstr("follows a control input"));
   // A list whose element shape has no rank is refused naming the node.
   EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(graph_def_from_text(tensor_list_graph("tensor_shape { } int_val: -1"))); }),
               HasSubstr("node 'outputs' (TensorListReserve): the list's element_shape has no rank"));
@@ -320,6 +345,12 @@ TEST(GraphDefTensorArraysTest, WhatCannotBeReadIsATypedErrorNamingTheNode) {
                "input: \"rnn/TensorArrayStack/range\" input: \"^rnn/while/Exit_2\"");
   EXPECT_THAT(error_of<Error>([&] { graph_from_graph_def(graph_def_from_text(control_flow)); }),
               HasSubstr("[import_graph_def] node 'rnn/TensorArrayStack/"));
+  // A control input ahead of the data ones: the import's own error, no rewrite.
+  EXPECT_THAT(error_of<InvalidArgumentError>([&] {
+                graph_from_graph_def(graph_def_from_text(replaced(text, "input: \"rnn/TensorArray_1\" input: \"rnn/TensorArrayStack/range\"",
+                                                                  "input: \"^x\" input: \"rnn/TensorArray_1\" input: \"rnn/TensorArrayStack/range\"")));
+              }),
+              HasSubstr("follows a control input"));
   // A read past the end fails the run, naming the op and the sizes.
   const Graph g = graph_from_graph_def(graph_def_from_text(replaced(
       text, "input: \"rnn/while/Identity\" input: \"rnn/while/TensorArrayReadV3/Enter_1\"",
