@@ -216,8 +216,8 @@ class ListRewrite {
         for (const std::string& c : control) zero.add_input(c);
         m->clear_input();
         m->add_input(zero.name());
-      } else if (n.op() == "TensorListFromTensor" && num_data(i) == 2) {
-        retype("Identity");
+      } else if ((n.op() == "TensorListFromTensor" || n.op() == "TensorListStack") && num_data(i) == 2) {
+        retype("Identity");  // a tensor is the buffer of its rows, and a buffer its stack
         (*m->mutable_attr())["T"].set_type(element_dtype);
         set_inputs({0});
       } else if (n.op() == "TensorListSetItem" && num_data(i) == 3) {
@@ -243,10 +243,6 @@ class ListRewrite {
       } else if (n.op() == "TensorListGather" && num_data(i) == 3) {
         retype("TensorArrayBufferGather");
         set_inputs({0, 1});
-      } else if (n.op() == "TensorListStack" && num_data(i) == 2) {
-        retype("Identity");
-        (*m->mutable_attr())["T"].set_type(element_dtype);
-        set_inputs({0});
       } else if (n.op() == "TensorListLength" && num_data(i) == 1) {
         retype("TensorArrayBufferSize");
         set_inputs({0});
