@@ -65,9 +65,17 @@ class ListRewrite {
         if (dtype == nullptr) return node_error(nd, absl::StatusCode::kInvalidArgument, "attr 'element_dtype' is missing");
         mark(i, 0, dtype->type());
       }
-      const bool variant_input = reads_list(nd.op()) || (nd.op() == "Identity" && has_variant(nd));
-      if (variant_input && num_data(i) > 0) {
-        const V1Edge& e = index_.inputs[static_cast<size_t>(i)][0];
+      // The inputs that are lists: input 0 of a list op or of a DT_VARIANT Identity; input k of a
+      // While or IdentityN whose T entry k is DT_VARIANT (a nested loop over the list).
+      std::vector<int> list_inputs;
+      if (reads_list(nd.op()) || (nd.op() == "Identity" && has_variant(nd))) list_inputs.push_back(0);
+      if (passes_each(nd.op()))
+        if (const proto::AttrValue* t = find_attr(nd, "T"))
+          for (int k = 0; k < t->list().type_size(); ++k)
+            if (t->list().type(k) == proto::DT_VARIANT) list_inputs.push_back(k);
+      for (int k : list_inputs) {
+        if (k >= num_data(i)) continue;
+        const V1Edge& e = index_.inputs[static_cast<size_t>(i)][static_cast<size_t>(k)];
         const proto::AttrValue* dtype = find_attr(node(e.src), "dtype");
         if (node(e.src).op() == "Placeholder" && dtype != nullptr && dtype->type() != proto::DT_VARIANT)
           mark(e.src, 0, dtype->type());

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/graph_def.h"
+#include "graph/graph_def_tensor_arrays.h"
 #include "tapeflow.h"
 #include "tests/graph/tf1_graph_text.h"
 #include "tests/support/test_util.h"
@@ -310,6 +311,24 @@ TEST(GraphDefTensorArraysTest, TensorFlow2sTensorListsInAWhileImportAndRun) {
                 graph_from_graph_def(graph_def_from_text(tensor_list_graph("tensor_shape { dim { size: 1099511627776 } } int_val: 3")));
               }),
               HasSubstr("the list's element_shape has 1099511627776 dims; tapeflow takes at most 32"));
+}
+
+// Inside a loop body, a list argument that only a nested While takes: the While's T entry takes
+// the dtype of the buffer the argument holds, its output_shapes entry becomes unknown.
+TEST(GraphDefTensorArraysTest, AListArgumentOnlyANestedWhileTakesIsTypedToo) {
+  const GraphDef def = graph_def_from_text(R"pb(
+    node { name: "arg_0" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "shape" value { shape { dim { size: -1 } dim { size: 3 } } } } }
+    node { name: "inner" op: "StatelessWhile" input: "arg_0"
+           attr { key: "T" value { list { type: DT_VARIANT } } }
+           attr { key: "output_shapes" value { list { shape { } } } }
+           attr { key: "body" value { func { name: "b" } } } attr { key: "cond" value { func { name: "c" } } } })pb");
+  const absl::StatusOr<std::optional<GraphDef>> out = graph_def_internal::rewrite_tensor_lists(def);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_TRUE(out->has_value());
+  const proto::NodeDef& inner = (**out).node(1);
+  EXPECT_EQ(inner.attr().at("T").list().type(0), proto::DT_FLOAT);
+  EXPECT_TRUE(inner.attr().at("output_shapes").list().shape(0).unknown_rank());
 }
 
 TEST(GraphDefTensorArraysTest, WhatCannotBeReadIsATypedErrorNamingTheNode) {
