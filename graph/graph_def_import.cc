@@ -137,9 +137,6 @@ class Importer {
   // Phase two.
   std::vector<ImportedElement> commit(std::string_view name);
 
-  // Whether the GraphDef has what resolve_v1_control_flow rewrites (known once plan has indexed
-  // every node): Switch or Merge (not op types of tapeflow, so plan failed), or an Assert, whose
-  // DT_STRING data fail it (Note [Control flow v1 in a GraphDef]).
   // Whether the GraphDef has TensorFlow 1's TensorArray ops (known once plan has indexed every
   // node: they are not op types of tapeflow), which rewrite_tensor_arrays rewrites.
   bool uses_tensor_arrays() const {
@@ -147,6 +144,9 @@ class Importer {
       if (op == nullptr && std::string_view(type.data(), type.size()) == "TensorArrayV3") return true;
     return false;
   }
+  // Whether the GraphDef has what resolve_v1_control_flow rewrites (known once plan has indexed
+  // every node): Switch or Merge (not op types of tapeflow, so plan failed), or an Assert, whose
+  // DT_STRING data fail it (Note [Control flow v1 in a GraphDef]).
   bool needs_tf1_rewrite() const {
     for (const auto& [type, op] : op_of_type_)
       if ((op == nullptr && graph_def_internal::is_v1_control_flow_type(std::string_view(type.data(), type.size()))) ||

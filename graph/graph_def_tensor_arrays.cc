@@ -1,7 +1,6 @@
 // Note [TensorArrays in a GraphDef] (graph/graph_def_tensor_arrays.h).
 #include "graph/graph_def_tensor_arrays.h"
 
-#include <cstring>
 #include <deque>
 #include <string>
 #include <utility>
@@ -200,14 +199,9 @@ class Rewrite {
     const proto::NodeDef& n = node(i);
     const proto::AttrValue* v = find_attr(n, "value");
     if (n.op() != "Const" || v == nullptr || !v->has_tensor() || v->tensor().dtype() != proto::DT_INT32) return std::nullopt;
-    const proto::TensorProto& t = v->tensor();
-    if (t.int_val_size() == 1) return t.int_val(0);
-    if (t.int_val_size() == 0 && t.tensor_content().size() == 4) {
-      int32_t x;
-      std::memcpy(&x, t.tensor_content().data(), 4);
-      return x;
-    }
-    return std::nullopt;
+    const absl::StatusOr<Tensor> t = tensor_from_proto(v->tensor());
+    if (!t.ok() || t->num_elements() != 1) return std::nullopt;
+    return t->to_vector<int32_t>()[0];
   }
   const V1Edge& data_input(int i, int k) const { return index_.inputs[static_cast<size_t>(i)][static_cast<size_t>(k)]; }
   // Node i's data inputs (control inputs come after them).

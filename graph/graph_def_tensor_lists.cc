@@ -1,5 +1,4 @@
 // Note [TensorLists in a GraphDef] (graph/graph_def_tensor_arrays.h).
-#include <cstring>
 #include <deque>
 #include <string>
 #include <vector>
@@ -148,31 +147,19 @@ class ListRewrite {
       return node_error(node(i), absl::StatusCode::kUnimplemented,
                         "the list's element_shape has no rank; tapeflow holds a list as one tensor [size, *element] "
                         "and needs the element's rank (Note [TensorLists in a GraphDef])");
-    std::vector<int64_t> dims;
-    if (t.dtype() == proto::DT_INT32)
-      for (int32_t d : t.int_val()) dims.push_back(d);
-    else
-      for (int64_t d : t.int64_val()) dims.push_back(d);
-    if (dims.empty() && !t.tensor_content().empty()) {
-      const size_t width = t.dtype() == proto::DT_INT64 ? 8 : 4;
-      for (size_t at = 0; at + width <= t.tensor_content().size(); at += width) {
-        int64_t d = 0;
-        if (width == 8) std::memcpy(&d, t.tensor_content().data() + at, 8);
-        else {
-          int32_t d32;
-          std::memcpy(&d32, t.tensor_content().data() + at, 4);
-          d = d32;
-        }
-        dims.push_back(d);
-      }
-    }
     const int64_t rank = t.tensor_shape().dim(0).size();
-    if (rank < 0 || rank > kMaxRank)
+    if (rank < 0 || rank > kMaxRank)  // checked first: a hostile length is refused, not expanded
       return node_error(node(i), absl::StatusCode::kInvalidArgument,
                         absl::StrCat("the list's element_shape has ", rank, " dims; tapeflow takes at most ", kMaxRank));
-    if (static_cast<int64_t>(dims.size()) > rank || (dims.empty() && rank > 0))
-      return node_error(node(i), absl::StatusCode::kInvalidArgument, "the list's element_shape Const is malformed");
-    dims.resize(static_cast<size_t>(rank), dims.empty() ? 0 : dims.back());  // TensorFlow's short form: the last value repeats
+    absl::StatusOr<Tensor> value = tensor_from_proto(t);  // TensorFlow's rules: tensor_content, the short form
+    if (!value.ok())
+      return node_error(node(i), value.status().code(),
+                        absl::StrCat("the list's element_shape: ", value.status().message()));
+    std::vector<int64_t> dims;
+    if (t.dtype() == proto::DT_INT32)
+      for (int32_t d : value->to_vector<int32_t>()) dims.push_back(d);
+    else
+      dims = value->to_vector<int64_t>();
     proto::TensorShapeProto shape;
     for (int64_t d : dims) shape.add_dim()->set_size(d < 0 ? -1 : d);
     return shape;

@@ -13,11 +13,7 @@ namespace tapeflow::cpu {
 
 namespace {
 
-Shape element_shape(const Shape& buffer) {
-  Shape e;
-  for (int d = 1; d < buffer.rank(); ++d) e.push_back(buffer.dim(d));
-  return e;
-}
+Shape element_shape(const Shape& buffer) { return Shape(buffer.dims().subspan(1)); }  // rank >= 1: the shape functions
 
 absl::Status check_index(const KernelContext& ctx, int64_t index, int64_t size) {
   if (index < 0 || index >= size)

@@ -105,11 +105,7 @@ absl::StatusOr<OutputSpecs> unstack_shape(const InferenceContext& ctx) {
   return single_output(ctx.inputs[0].dtype, out);
 }
 
-Shape element_of(const Shape& buffer) {
-  Shape e;
-  for (int d = 1; d < buffer.rank(); ++d) e.push_back(buffer.dim(d));
-  return e;
-}
+Shape element_of(const Shape& buffer) { return Shape(buffer.dims().subspan(1)); }  // rank >= 1: check_buffer
 
 absl::StatusOr<OutputSpecs> read_shape(const InferenceContext& ctx) {
   TF_RETURN_IF_ERROR(check_buffer(ctx));

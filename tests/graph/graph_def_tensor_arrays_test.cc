@@ -284,6 +284,14 @@ TEST(GraphDefTensorArraysTest, TensorFlow2sTensorListsInAWhileImportAndRun) {
                                                        {back.get_tensor_by_name("n:0"), Tensor(int32_t{2})}})
                 .to_vector<float>(),
             (std::vector<float>{1, 1, 1, 3, 3, 3}));
+  // The element_shape as TensorFlow writes larger constants (tensor_content bytes): the same.
+  const Graph content = graph_from_graph_def(graph_def_from_text(tensor_list_graph(R"pb(tensor_shape { dim { size: 1 } } tensor_content: "\003\000\000\000")pb")));
+  Session sess3(content);
+  EXPECT_EQ(sess3.run(content.get_tensor_by_name("y:0"), {{content.get_tensor_by_name("x:0"), rows({1.f, 2.f, 3.f}, 1)},
+                                                          {content.get_tensor_by_name("n:0"), Tensor(int32_t{1})}})
+                .to_vector<float>(),
+            (std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(content.get_operation_by_name("outputs").output(0).shape(), (Shape{-1, 3}));
   // Appended to an empty list instead: the same values, and the list's length.
   const Graph appended = graph_from_graph_def(graph_def_from_text(tensor_list_graph("tensor_shape { dim { size: 1 } } int_val: 3", true)));
   Session sess2(appended);
