@@ -9,7 +9,8 @@
 //      BM_GraphDefImportScaling/0 and /1: both sizes interleaved in one run, counter ratio = the
 //      100k import's time / the 10k one's (the target: at most 11), and ratio_cold, the same
 //      with the caches flushed before each import; /0 on GraphDefs as to_graph_def builds them,
-//      /1 on the same parsed from their bytes (a file's).
+//      /1 on the same parsed from their bytes (a file's), /2 and /3 from a file's bytes, the
+//      parse timed with the import (in a protobuf arena, and on the heap).
 //
 // Run: ./build/bench/deploy_bench --benchmark_min_time=0.5
 // Files go to $TMPDIR (default /tmp): the disk measured is that one.
@@ -282,25 +283,48 @@ BENCHMARK(BM_GraphDefImport)->Arg(10'000)->Arg(30'000)->Arg(100'000)->Arg(200'00
 // GraphDef from memory, as the first import after loading a file does: the ratio of the work
 // itself. docs/performance.md has both.
 //
-// The argument says how the GraphDefs were made: 0 as to_graph_def builds them in memory (each
-// NodeDef's strings and attr map where its building left them), 1 parsed from their bytes, as
-// read_graph_def gives a user the GraphDef of a file (the parser lays each NodeDef out densely).
+// The argument says what is imported: 0 GraphDefs as to_graph_def builds them in memory (each
+// NodeDef's strings and attr map where its building left them), 1 the same parsed from their
+// bytes, as read_graph_def gives a user the GraphDef of a file (the parser lays each NodeDef out
+// densely); 2 and 3 a file's bytes, the parse timed with the import: 2 through
+// graph_def_from_binary_in_arena (what load_model and the tapeflow tool do), 3 through
+// graph_def_from_binary (what `graph_from_graph_def(read_graph_def(path))` does).
+enum class ImportFrom { kMadeDef, kParsedDef, kBytesInArena, kBytesOnHeap };
 
-tf::GraphDef chain_def_as_made(int64_t nodes, bool parsed) {
+struct ImportInput {
+  tf::GraphDef def;
+  std::string bytes;
+};
+
+ImportInput import_input(int64_t nodes, ImportFrom from) {
   tf::GraphDef def = chain_def(nodes);
-  return parsed ? tf::graph_def_from_binary(tf::graph_def_to_binary(def)) : def;
+  if (from == ImportFrom::kMadeDef) return {std::move(def), {}};
+  std::string bytes = tf::graph_def_to_binary(def);
+  if (from == ImportFrom::kParsedDef) return {tf::graph_def_from_binary(bytes), {}};
+  return {{}, std::move(bytes)};
+}
+
+// The graph, and what must outlive the timing: a GraphDef parsed inside it (its destruction is
+// not part of the import, as the graph's is not).
+std::pair<tf::Graph, std::shared_ptr<const tf::GraphDef>> import_from(const ImportInput& in, ImportFrom from) {
+  std::shared_ptr<const tf::GraphDef> parsed;
+  if (from == ImportFrom::kBytesInArena) parsed = tf::graph_def_from_binary_in_arena(in.bytes);
+  if (from == ImportFrom::kBytesOnHeap) parsed = std::make_shared<const tf::GraphDef>(tf::graph_def_from_binary(in.bytes));
+  tf::Graph g = tf::graph_from_graph_def(parsed ? *parsed : in.def);
+  return {std::move(g), std::move(parsed)};
 }
 
 void BM_GraphDefImportScaling(benchmark::State& state) {
-  const bool parsed = state.range(0) == 1;
-  const tf::GraphDef small = chain_def_as_made(10'000, parsed), large = chain_def_as_made(100'000, parsed);
-  // One import: {wall, cpu} seconds; the graph is destroyed outside the timing.
-  auto import = [](const tf::GraphDef& def) {
+  const auto from = static_cast<ImportFrom>(state.range(0));
+  const ImportInput small = import_input(10'000, from), large = import_input(100'000, from);
+  // One import: {wall, cpu} seconds; the graph is destroyed outside the timing (a GraphDef
+  // parsed inside it, with it).
+  auto import = [from](const ImportInput& in) {
     const auto t = Clock::now();
     const double c = thread_cpu_seconds();
-    std::optional<tf::Graph> g(tf::graph_from_graph_def(def));
+    std::optional<std::pair<tf::Graph, std::shared_ptr<const tf::GraphDef>>> g(import_from(in, from));
     const std::pair<double, double> s{seconds_since(t), thread_cpu_seconds() - c};
-    benchmark::DoNotOptimize(g->num_nodes());
+    benchmark::DoNotOptimize(g->first.num_nodes());
     return s;
   };
   std::vector<char> evict(96u << 20);
@@ -345,7 +369,7 @@ void BM_GraphDefImportScaling(benchmark::State& state) {
   state.counters["ratio"] = median(ratio_wall);
   state.counters["cpu_ratio"] = median(ratio_cpu);
 }
-BENCHMARK(BM_GraphDefImportScaling)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(3.0);
+BENCHMARK(BM_GraphDefImportScaling)->DenseRange(0, 3)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(3.0);
 
 }  // namespace
 

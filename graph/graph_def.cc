@@ -854,11 +854,7 @@ std::string graph_def_to_text(const GraphDef& graph_def) {
 
 GraphDef graph_def_from_text(std::string_view text, std::source_location loc) {
   GraphDef def;
-  CollectErrors errors;
-  google::protobuf::TextFormat::Parser parser;
-  parser.RecordErrorsTo(&errors);
-  if (!parser.ParseFromString(std::string(text), &def))
-    throw InvalidArgumentError(absl::StrCat("[graph_def_from_text] not a GraphDef in text format: ", errors.first()), loc);
+  graph_def_internal::parse_text_into(def, text, "graph_def_from_text", loc);
   return def;
 }
 
@@ -876,6 +872,21 @@ std::string graph_def_to_binary(const GraphDef& graph_def) {
 
 GraphDef graph_def_from_binary(std::string_view bytes, std::source_location loc) {
   GraphDef def;
+  graph_def_internal::parse_binary_into(def, bytes, "graph_def_from_binary", loc);
+  return def;
+}
+
+namespace graph_def_internal {
+
+void parse_text_into(GraphDef& def, std::string_view text, const char* who, std::source_location loc) {
+  CollectErrors errors;
+  google::protobuf::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&errors);
+  if (!parser.ParseFromString(std::string(text), &def))
+    throw InvalidArgumentError(absl::StrCat("[", who, "] not a GraphDef in text format: ", errors.first()), loc);
+}
+
+void parse_binary_into(GraphDef& def, std::string_view bytes, const char* who, std::source_location loc) {
   // Note [Quiet protobuf]: on some bad input (a string field that is not UTF-8) libprotobuf
   // logs a line of its own to stderr before the parse returns false. Our error says it, once:
   // a library must not print, and the CLI promises one line (Note [CLI errors]). LogSilencer
@@ -883,11 +894,11 @@ GraphDef graph_def_from_binary(std::string_view bytes, std::source_location loc)
   google::protobuf::LogSilencer quiet;
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
       !def.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    throw InvalidArgumentError(absl::StrCat("[graph_def_from_binary] ", bytes.size(),
-                                            " bytes are not a GraphDef in binary format"),
+    throw InvalidArgumentError(absl::StrCat("[", who, "] ", bytes.size(), " bytes are not a GraphDef in binary format"),
                                loc);
-  return def;
 }
+
+}  // namespace graph_def_internal
 
 namespace {
 
@@ -961,13 +972,20 @@ void write_graph_def(const GraphDef& graph_def, const std::string& path, std::so
   if (!out) throw UnavailableError(absl::StrCat("[write_graph_def] cannot write '", path, "'"), loc);
 }
 
-GraphDef read_graph_def(const std::string& path, std::source_location loc) {
-  const std::string bytes = graph_def_internal::read_file_bounded(path, kMaxGraphDefBytes, loc);
+void graph_def_internal::read_file_into(GraphDef& def, const std::string& path, std::source_location loc) {
+  const std::string bytes = read_file_bounded(path, kMaxGraphDefBytes, loc);
   try {
-    return is_text_path(path) ? graph_def_from_text(bytes, loc) : graph_def_from_binary(bytes, loc);
+    if (is_text_path(path)) parse_text_into(def, bytes, "graph_def_from_text", loc);
+    else parse_binary_into(def, bytes, "graph_def_from_binary", loc);
   } catch (const Error& e) {
     throw InvalidArgumentError(absl::StrCat("[read_graph_def] '", path, "': ", e.message()), loc);
   }
+}
+
+GraphDef read_graph_def(const std::string& path, std::source_location loc) {
+  GraphDef def;
+  graph_def_internal::read_file_into(def, path, loc);
+  return def;
 }
 
 namespace graph_def_internal {

@@ -380,14 +380,14 @@ LoadedModel load_model(const std::string& dir_arg, std::source_location loc) {
       throw DataLossError(absl::StrCat("[load_model] ", meta_path, ": not a saved model MetaInfo (corrupt file?)"),
                           loc);
     m.version_ = meta.tapeflow_version();
-    GraphDef def;
+    std::shared_ptr<const GraphDef> def;  // Note [GraphDefs in an arena] (graph/graph_def_arena.cc)
     try {
-      def = graph_def_from_binary(read_small_file(graph_path), loc);
+      def = graph_def_from_binary_in_arena(read_small_file(graph_path), loc);
     } catch (const InvalidArgumentError& e) {
       throw DataLossError(absl::StrCat("[load_model] ", graph_path, ": not a GraphDef (corrupt file?): ", e.message()),
                           loc);
     }
-    m.graph_ = graph_from_graph_def(def, loc);
+    m.graph_ = graph_from_graph_def(*def, loc);
     vars_file = MappedFile::open(vars_path);
     // The checksums are checked as the values are copied below (Note [Checked copy]).
     vars = decode_safetensors(vars_file.bytes(), vars_path, {.verify_checksums = false});

@@ -95,7 +95,8 @@ int graph_main(const Args& args, std::ostream& out) {
     usage_error(args.command, absl::StrCat("unknown --format '", format, "' (dot, svg or text)"));
   std::error_code ec;
   const bool is_dir = std::filesystem::is_directory(path, ec);
-  const GraphDef def = read_graph_def(is_dir ? absl::StrCat(path, "/graph.pb") : path);
+  const std::shared_ptr<const GraphDef> read = read_graph_def_in_arena(is_dir ? absl::StrCat(path, "/graph.pb") : path);
+  const GraphDef& def = *read;
   if (format == "text") {
     out << graph_def_to_text(def);
     return 0;

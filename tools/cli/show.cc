@@ -58,7 +58,8 @@ int show_main(const Args& args, std::ostream& out) {
     usage_error(args.command, absl::StrCat(dir, " is a file: show reads a saved model directory (for a GraphDef file, "
                                            "try 'tapeflow graph ", dir, " --format text')"));
   const LoadedModel model = load_model(dir);
-  const GraphDef def = read_graph_def(absl::StrCat(model.dir(), "/graph.pb"));
+  const std::shared_ptr<const GraphDef> read = read_graph_def_in_arena(absl::StrCat(model.dir(), "/graph.pb"));
+  const GraphDef& def = *read;
   const MappedFile vars_file = MappedFile::open(absl::StrCat(model.dir(), "/variables.safetensors"));
   const SafetensorsFile vars = decode_safetensors(vars_file.bytes(), vars_file.path());
 
