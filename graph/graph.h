@@ -60,6 +60,8 @@ struct NodeExtras {
   std::vector<std::shared_ptr<const FunctionBody>> functions;
 };
 
+// Every member has an initialiser or a constructor: the importer default-initialises Nodes
+// (Note [Fresh Nodes], graph/graph_def_import.cc).
 struct Node {
   int id = -1;
   bool imported = false;           // made by import_graph_def: `loc` is the import's call
