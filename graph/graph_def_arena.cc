@@ -15,17 +15,18 @@ namespace {
 
 // Note [GraphDefs in an arena]
 // Parsed onto the heap, a GraphDef is one heap block per NodeDef, per string and per attr map
-// node: a 100k-node GraphDef of 4.3 MB is about 60 MB in some 500k blocks. Parsing it cost
-// 21x a 10k-node one (2-vCPU Zen 4: 2.1 against 44 ms): glibc hands the freed blocks of the
-// last large parse back to the kernel (its trim threshold), so the next one page-faults on
-// every 4 KiB of fresh memory, which a 10k-node parse, small enough to stay in the heap, never
-// does. With the trimming turned off (MALLOC_TRIM_THRESHOLD_, a process-wide setting a library
-// must not make) the same parse was linear (10x).
-// In an arena the parser lays everything out in file order in a few large blocks, so the
-// parse allocates almost nothing, and the blocks of 2 MiB and more come from
-// huge_page_allocate (core/huge_page_allocator.h): where the kernel backs them with huge pages,
-// the 60 MB fault in 30 pieces, not 15,000. The import then reads its nodes in the order they
-// lie in memory. Measured in deploy_bench's BM_GraphDefImportScaling/2 (docs/performance.md).
+// node: a 100k-node GraphDef of 4.3 MB is about 60 MB in some 500k blocks, and a process's
+// first parse of it page-faults on every 4 KiB of them (and so does each later one after glibc
+// has handed the memory of the last back to the kernel). In an arena the parser lays
+// everything out in file order in a few large blocks, and the blocks of 2 MiB and more come
+// from huge_page_allocate (core/huge_page_allocator.h): where the kernel backs them with huge
+// pages, the 60 MB fault in 30 pieces, not 15,000. Measured on the 2-vCPU Zen 4 (a fresh process
+// per load of the bench's 100k-node chain, docs/performance.md, session 27): parse 21-35 ms
+// against 50-73 on the heap, parse and import 72-113 ms against 107-137; the arena without huge
+// pages was no faster than the heap. In 2 of 11 loads the kernel's compaction for huge pages
+// took the parse to 135-155 ms. Inside one process that parses again and again (deploy_bench's
+// BM_GraphDefImportScaling/2 against /3) both cost the same at 100k nodes, and the arena 13%
+// less at 10k.
 // A block's size doubles from a start of 4 bytes per byte of input (the whole takes about 14
 // per byte of wire form) up to kMaxBlock, so a small GraphDef takes one small block.
 constexpr size_t kMinBlock = size_t{64} << 10;
