@@ -141,25 +141,25 @@ class Importer {
 
   // Phase one: every check. Returns the first problem.
   absl::Status plan(const std::vector<std::string>& return_elements);
-  // Phase two.
-  std::vector<ImportedElement> commit(std::string_view name);
+  std::vector<ImportedElement> commit(std::string_view name);  // phase two
 
-  // Whether the GraphDef has TensorFlow 1's TensorArray ops (known once plan has indexed every
-  // node: they are not op types of tapeflow), which rewrite_tensor_arrays rewrites.
-  bool uses_tensor_arrays() const {
+  // Whether a TensorArrayV3 is among the op types tapeflow lacks (known once plan indexed every node).
+  bool uses_tensor_arrays() const { return lacks_type([](std::string_view t) { return t == "TensorArrayV3"; }); }
+  // Whether some op type tapeflow lacks is one no rewrite reads (rewritten_op_type, TensorFlow 1's loops).
+  bool lacks_types_no_rewrite_reads() const {
+    return lacks_type([](std::string_view t) { return !graph_def_internal::rewritten_op_type(t) && !graph_def_internal::is_v1_control_flow_type(t); });
+  }
+  template <typename Pred> bool lacks_type(Pred pred) const {
     for (const auto& [type, op] : op_of_type_)
-      if (op == nullptr && std::string_view(type.data(), type.size()) == "TensorArrayV3") return true;
+      if (op == nullptr && pred(std::string_view(type.data(), type.size()))) return true;
     return false;
   }
   // Whether the GraphDef has what resolve_v1_control_flow rewrites (known once plan has indexed
   // every node): Switch or Merge (not op types of tapeflow, so plan failed), or an Assert, whose
   // DT_STRING data fail it (Note [Control flow v1 in a GraphDef]).
   bool needs_tf1_rewrite() const {
-    for (const auto& [type, op] : op_of_type_)
-      if ((op == nullptr && graph_def_internal::is_v1_control_flow_type(std::string_view(type.data(), type.size()))) ||
-          op == &kAssertOp)
-        return true;
-    return false;
+    return lacks_type(graph_def_internal::is_v1_control_flow_type) ||
+           std::any_of(op_of_type_.begin(), op_of_type_.end(), [](const auto& e) { return e.second == &kAssertOp; });
   }
 
  private:
@@ -1130,7 +1130,7 @@ static std::vector<ImportedElement> import_into(const Graph& graph, const GraphD
       }
       if (!lists && !resolved) {
         absl::StatusOr<std::optional<GraphDef>> rewritten = graph_def_internal::rewrite_tensor_lists(*def);
-        throw_if_error(rewritten.status(), loc);
+        throw_if_error(rewritten.ok() || !importer.lacks_types_no_rewrite_reads() ? rewritten.status() : planned, loc);
         if (*rewritten) {
           lists = std::move(**rewritten);
           def = &*lists;
@@ -1139,7 +1139,7 @@ static std::vector<ImportedElement> import_into(const Graph& graph, const GraphD
       }
       if (!arrays && !resolved && importer.uses_tensor_arrays()) {
         absl::StatusOr<std::optional<GraphDef>> rewritten = graph_def_internal::rewrite_tensor_arrays(*def);
-        throw_if_error(rewritten.status(), loc);
+        throw_if_error(rewritten.ok() || !importer.lacks_types_no_rewrite_reads() ? rewritten.status() : planned, loc);
         if (!*rewritten) throw_if_error(planned, loc);  // not rewritten: the plan's own error
         arrays = std::move(**rewritten);
         def = &*arrays;

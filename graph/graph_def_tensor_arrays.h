@@ -48,4 +48,9 @@ absl::StatusOr<std::optional<GraphDef>> rewrite_tensor_arrays(const GraphDef& de
 // Returns nullopt when `def` holds no TensorList op and no DT_VARIANT attr.
 absl::StatusOr<std::optional<GraphDef>> rewrite_tensor_lists(const GraphDef& def);
 
+// Whether one of the two rewrites above reads op type `type`. When a rewrite refuses a GraphDef
+// that also has op types tapeflow lacks and no rewrite reads, the import reports those (its
+// error lists every unknown op type) rather than the rewrite's refusal.
+bool rewritten_op_type(std::string_view type);
+
 }  // namespace tapeflow::graph_def_internal

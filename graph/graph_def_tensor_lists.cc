@@ -1,4 +1,5 @@
 // Note [TensorLists in a GraphDef] (graph/graph_def_tensor_arrays.h).
+#include <algorithm>
 #include <deque>
 #include <string>
 #include <vector>
@@ -275,5 +276,12 @@ class ListRewrite {
 }  // namespace
 
 absl::StatusOr<std::optional<GraphDef>> rewrite_tensor_lists(const GraphDef& def) { return ListRewrite(def).run(); }
+
+bool rewritten_op_type(std::string_view type) {
+  static constexpr std::string_view kArrayOps[] = {"TensorArrayV3",      "TensorArrayWriteV3",   "TensorArrayReadV3",
+                                                   "TensorArrayGatherV3", "TensorArrayScatterV3", "TensorArraySizeV3",
+                                                   "TensorArrayCloseV3"};
+  return makes_list(type) || reads_list(type) || std::find(std::begin(kArrayOps), std::end(kArrayOps), type) != std::end(kArrayOps);
+}
 
 }  // namespace tapeflow::graph_def_internal

@@ -18,7 +18,9 @@
 namespace tapeflow {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace tf1_text;  // NOLINT: the text format's pieces
 
 // n rows of 3 floats.
@@ -345,6 +347,14 @@ TEST(GraphDefTensorArraysTest, WhatCannotBeReadIsATypedErrorNamingTheNode) {
                                             "value { shape { unknown_rank: true } } } attr { key: \"dynamic_size\"");
   EXPECT_THAT(error_of<UnimplementedError>([&] { graph_from_graph_def(graph_def_from_text(unknown_rank)); }),
               HasSubstr("node 'rnn/TensorArray' (TensorArrayV3): the TensorArray's element_shape has no rank"));
+  // Beside an op type tapeflow lacks and no rewrite reads, the import names that one (its error
+  // lists every unknown op type), not the rewrite's refusal; the same for TensorFlow 2's lists.
+  const std::string mystery = node("mystery", "MysteryOp", {"x"}, type_attr("DT_FLOAT"));
+  for (const std::string& def : {absl::StrCat(unknown_rank, mystery),
+                                 absl::StrCat(tensor_list_graph("tensor_shape { } int_val: -1"), mystery)}) {
+    const std::string error = error_of<Error>([&] { graph_from_graph_def(graph_def_from_text(def)); });
+    EXPECT_THAT(error, AllOf(HasSubstr("MysteryOp"), HasSubstr("mystery"), Not(HasSubstr("has no rank"))));
+  }
   // A failed import changes nothing in the graph it imports into.
   Graph target;
   {
