@@ -19,6 +19,7 @@
 #include "graph/graph_def_composites.h"
 #include "graph/graph_def_control_flow.h"
 #include "graph/graph_def_tensor_arrays.h"
+#include "graph/graph_def_v1_functions.h"  // valid_node_name
 #include "graph/graph_def_functional.h"
 #include "eager/ops/cast.h"
 #include "graph/graph_ops.h"
@@ -49,9 +50,8 @@ using Ref = TensorRef;
 const char* alias_of(std::string_view type) {
   if (type == "AddV2") return "Add";
   if (type == "RealDiv") return "Div";
-  // tapeflow's MatMul broadcasts batch dims as BatchMatMulV2 does (V1: equal batch dims, a
-  // special case; V3: per-input dtypes, read only when they agree). Their attrs are renamed:
-  // batch_matmul_attr.
+  // tapeflow's MatMul broadcasts batch dims as BatchMatMulV2 does (V1: equal batch dims, a special
+  // case; V3: per-input dtypes, read only when they agree); attrs renamed by batch_matmul_attr.
   if (type == "BatchMatMul" || type == "BatchMatMulV2" || type == "BatchMatMulV3") return "MatMul";
   // tapeflow's Select broadcasts its three inputs as SelectV2 does. TensorFlow 1's Select is the
   // same but for a vector condition over a matrix x, which picks rows: refused in plan_node.
@@ -75,17 +75,6 @@ std::string_view batch_matmul_attr(std::string_view tf_name) {
   if (tf_name == "transpose_a") return "adj_x";
   if (tf_name == "transpose_b") return "adj_y";
   return tf_name;
-}
-
-bool valid_node_name(std::string_view name) {
-  if (name.empty()) return false;
-  for (size_t i = 0; i < name.size(); ++i) {
-    const char c = name[i];
-    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '.' ||
-                    (i > 0 && (c == '_' || c == '/' || c == '-' || c == '>'));
-    if (!ok) return false;
-  }
-  return true;
 }
 
 absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
@@ -142,6 +131,7 @@ class Importer {
   // Phase one: every check. Returns the first problem.
   absl::Status plan(const std::vector<std::string>& return_elements);
   std::vector<ImportedElement> commit(std::string_view name);  // phase two
+  int runtime_fill() const { return runtime_fill_; }  // a Fill whose dims plan could not fold, or -1
 
   // Whether a TensorArrayV3 is among the op types tapeflow lacks (known once plan indexed every node).
   bool uses_tensor_arrays() const { return lacks_type([](std::string_view t) { return t == "TensorArrayV3"; }); }
@@ -226,6 +216,7 @@ class Importer {
     return graph_def_internal::node_error(def_.node(i), code, message);
   }
 
+  int runtime_fill_ = -1;
   Graph graph_;
   const GraphDef& def_;
   const proto::FunctionDefLibrary& library_;
@@ -401,6 +392,7 @@ void Importer::clear_plan() {
   edges_.clear();
   first_edge_.clear();
   total_inputs_ = 0;
+  runtime_fill_ = -1;
   outputs_of_.clear();
   planned_.clear();
   planned_names_.clear();
@@ -837,6 +829,7 @@ absl::Status Importer::plan_node(int i) {
     if (layout[k] < 0) { tensors.push_back(refs[k]); continue; }
     const FormItem& f = form.items[layout[k]];
     absl::StatusOr<AttrValue> v = const_input(refs[k], f, std::string_view(op.type) == "Reshape" && f.name == "shape");
+    if (!v.ok() && std::string_view(op.type) == "Fill") runtime_fill_ = i;  // Note [Fills of run-time shape]
     if (!v.ok()) return fail(v.status());
     node->attrs.set(f.name, *std::move(v));
   }
@@ -1120,6 +1113,7 @@ static std::vector<ImportedElement> import_into(const Graph& graph, const GraphD
     std::optional<graph_def_internal::ResolvedControlFlow> resolved;
     std::vector<std::string> resolved_elements;
     std::optional<GraphDef> arrays, lists;  // Note [TensorArrays in a GraphDef], Note [TensorLists in a GraphDef]
+    GraphDef fills;                         // Note [Fills of run-time shape] (eager/ops/creation.cc)
     for (;;) {
       Importer importer(graph, *def, library, *map, loc);
       const absl::Status planned = importer.plan(*elements);
@@ -1127,6 +1121,12 @@ static std::vector<ImportedElement> import_into(const Graph& graph, const GraphD
         std::vector<ImportedElement> out = importer.commit(name);
         if (resolved) finish_tf1_rewrite(graph, *resolved, return_elements.size(), out);
         return out;
+      }
+      if (const int k = importer.runtime_fill(); k >= 0) {  // one DynamicFill more each time round
+        if (def != &fills) fills = *def;
+        fills.mutable_node(k)->set_op("DynamicFill");
+        def = &fills;
+        continue;
       }
       if (!lists && !resolved) {
         absl::StatusOr<std::optional<GraphDef>> rewritten = graph_def_internal::rewrite_tensor_lists(*def);

@@ -169,10 +169,16 @@ absl::Status lin_space(NodeContext& n) {
   return absl::OkStatus();
 }
 
-// Fill(shape, value): value is a scalar of the output dtype, expanded.
+// Fill(shape, value): value is a scalar of the output dtype, expanded; to dims known only at run
+// time (a DynamicFill, Note [Fills of run-time shape]) through a Cast to int64.
 absl::Status fill(NodeContext& n) {
-  TF_ASSIGN_OR_RETURN(std::vector<int64_t> shape, n.const_ints(0));
-  n.emit("Expand", {n.in(1), ints_initializer(n, "shape", shape)}, {n.out()});
+  absl::StatusOr<std::vector<int64_t>> shape = n.const_ints(0);
+  if (shape.ok()) {
+    n.emit("Expand", {n.in(1), ints_initializer(n, "shape", *shape)}, {n.out()});
+    return absl::OkStatus();
+  }
+  TF_ASSIGN_OR_RETURN(std::string dims, as_int64(n, 0));
+  n.emit("Expand", {n.in(1), dims}, {n.out()});
   return absl::OkStatus();
 }
 

@@ -1,5 +1,10 @@
-// CPU kernels of the creation family (eager/ops/creation.cc): Fill, ZerosLike, OnesLike,
-// Range and LinSpace. Values arrive as attributes, already validated by the shape functions.
+// CPU kernels of the creation family (eager/ops/creation.cc): Fill, DynamicFill, ZerosLike,
+// OnesLike, Range and LinSpace. Values arrive as attributes, already validated by the shape
+// functions (DynamicFill's as tensors).
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/errors.h"
 #include "devices/cpu/register.h"
 #include "devices/functors.h"
 #include "devices/cpu/thread_pool.h"
@@ -28,6 +33,23 @@ template <typename T> void fill_with(DeviceTensor& out, T value) {
 
 template <typename T> absl::Status fill_kernel(KernelContext& ctx) {
   fill_with<T>(ctx.output(0), attr_as<T>(ctx.attrs, "value"));
+  return absl::OkStatus();
+}
+
+// Note [Fills of run-time shape] (eager/ops/creation.cc): the output's dims are input 0's values.
+template <typename T> absl::Status dynamic_fill_kernel(KernelContext& ctx) {
+  const DeviceTensor& dims = ctx.input(0);
+  DeviceTensor& out = ctx.output(0);
+  out.dtype = ctx.input(1).dtype;
+  std::vector<int64_t> shape(static_cast<size_t>(dims.num_elements()));
+  for (size_t i = 0; i < shape.size(); ++i) {
+    shape[i] = dims.dtype == DType::kInt64 ? dims.data<int64_t>()[i] : dims.data<int32_t>()[i];
+    if (shape[i] < 0)
+      return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] dims must be non-negative, got ", shape[i], " at ", i));
+  }
+  out.shape = Shape(shape);
+  TF_RETURN_IF_ERROR(ctx.device->allocate_buffer(out));  // checked against the tensor size limit
+  fill_with<T>(out, *ctx.input(1).data<T>());
   return absl::OkStatus();
 }
 
@@ -82,6 +104,8 @@ void register_creation_kernels(KernelRegistry& r) {
   constexpr DeviceType kCPU = DeviceType::kCPU;
   register_each<float, double, int32_t, int64_t, uint8_t, bool>(
       r, "Fill", kCPU, []<typename T>() -> KernelFn { return fill_kernel<T>; });
+  register_each<float, double, int32_t, int64_t, uint8_t, bool>(
+      r, "DynamicFill", kCPU, []<typename T>() -> KernelFn { return dynamic_fill_kernel<T>; });
   register_each<float, double, int32_t, int64_t, uint8_t, bool>(
       r, "ZerosLike", kCPU, []<typename T>() -> KernelFn { return constant_like_kernel<T, 0>; });
   register_each<float, double, int32_t, int64_t, uint8_t, bool>(

@@ -136,6 +136,31 @@ absl::StatusOr<OutputSpecs> linspace_shape(const InferenceContext& ctx) {
 OpDef kFill{.type = "Fill", .api_name = "fill", .num_inputs = 0, .infer = fill_shape, .kernel_dtype_input = -1,
             .differentiable = false,
     .tf_form = "shape@shape value@num dtype>T:type index_type=index"};
+// Note [Fills of run-time shape]: TensorFlow's Fill takes its dims as a tensor; tapeflow's Fill
+// holds them as an attribute, which the import folds from constants (Note [Folded constant
+// inputs], graph/graph_def_import.cc). A Fill whose dims are known only at run time (Keras' RNN
+// layers start from Fill(Pack(batch, units), 0) when the batch dim is unknown) is read as
+// DynamicFill: dims and value are tensors, and the kernel allocates the output once it has read
+// the dims (Note [Data-dependent output shapes]). Written back as TensorFlow's Fill.
+absl::StatusOr<OutputSpecs> dynamic_fill_shape(const InferenceContext& ctx) {
+  const TensorSpec& dims = ctx.inputs[0];
+  const TensorSpec& value = ctx.inputs[1];
+  constexpr int64_t kMaxDims = 32;
+  if (dims.dtype != DType::kInt32 && dims.dtype != DType::kInt64)
+    return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] dims must be int32 or int64, got ", dtype_name(dims.dtype)));
+  if (dims.shape.rank() != 1 || dims.shape.dim(0) < 0 || dims.shape.dim(0) > kMaxDims)
+    return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] dims must be a vector of known length (at most ",
+                                                   kMaxDims, "), got shape ", dims.shape.to_string()));
+  if (value.shape.rank() != 0)
+    return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] value must be a scalar, got shape ", value.shape.to_string()));
+  Shape out;
+  for (int64_t i = 0; i < dims.shape.dim(0); ++i) out.push_back(-1);
+  return single_output(value.dtype, out);
+}
+
+OpDef kDynamicFill{.type = "DynamicFill", .api_name = "fill", .num_inputs = 2, .infer = dynamic_fill_shape,
+                   .kernel_dtype_input = 1, .differentiable = false, .kernel_allocates_output = true,
+                   .tf_form = "T=in1 index_type=in0"};
 OpDef kZerosLike{.type = "ZerosLike", .api_name = "zeros_like", .num_inputs = 1, .infer = like_shape,
                  .differentiable = false};
 OpDef kOnesLike{.type = "OnesLike", .api_name = "ones_like", .num_inputs = 1, .infer = like_shape,
@@ -162,7 +187,7 @@ Tensor run_like(const OpDef& op, const Operand& x, std::source_location loc) {
 }  // namespace
 
 void register_creation_ops(OpRegistry& r) {
-  for (const OpDef* op : {&kFill, &kZerosLike, &kOnesLike, &kRange, &kLinSpace}) r.add(*op);
+  for (const OpDef* op : {&kFill, &kDynamicFill, &kZerosLike, &kOnesLike, &kRange, &kLinSpace}) r.add(*op);
 }
 
 Tensor fill(const ShapeArg& dims, const Operand& value, std::source_location loc) {
