@@ -774,6 +774,7 @@ absl::Status export_node(const GraphState& state, const Node& node, GraphDef& de
   if (&op == select) write_select(state, node, n);
   if (&op == random_normal) n.set_op("RandomStandardNormal");  // TensorFlow's name; read back by alias_of
   if (std::string_view(op.type) == "DynamicFill") n.set_op("Fill");  // Note [Fills of run-time shape]
+  if (std::string_view(op.type) == "DynamicRange") n.set_op("Range");
   if (&op == identity) TF_RETURN_IF_ERROR(write_placeholder_with_default(state, node, n));
   if (&op == &kAssertOp) TF_RETURN_IF_ERROR(write_assert(n, def, used));
   if (is_functional_op(&op)) [[unlikely]]

@@ -1,10 +1,11 @@
 // CPU kernels of the creation family (eager/ops/creation.cc): Fill, DynamicFill, ZerosLike,
-// OnesLike, Range and LinSpace. Values arrive as attributes, already validated by the shape
-// functions (DynamicFill's as tensors).
+// OnesLike, Range, DynamicRange and LinSpace. Values arrive as attributes, already validated by the shape
+// functions (DynamicFill's and DynamicRange's as tensors).
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
+#include "core/range_size.h"
 #include "devices/cpu/register.h"
 #include "devices/functors.h"
 #include "devices/cpu/thread_pool.h"
@@ -58,24 +59,40 @@ template <typename T, int kValue> absl::Status constant_like_kernel(KernelContex
   return absl::OkStatus();
 }
 
-template <typename T> absl::Status range_kernel(KernelContext& ctx) {
-  DeviceTensor& out = ctx.output(0);
+// out[i] = start + i * delta. Integers: int64 bounds in wrapping unsigned arithmetic (every
+// value lies between start and limit, but i * delta alone may not fit).
+template <typename T, typename Bound> void fill_range(DeviceTensor& out, Bound start, Bound delta) {
   T* y = out.data<T>();
   if constexpr (std::is_integral_v<T>) {
-    // start + i * delta in wrapping unsigned arithmetic: every value lies between start and
-    // limit, but i * delta alone may not fit.
-    const uint64_t start = static_cast<uint64_t>(ctx.attrs.get<int64_t>("start"));
-    const uint64_t delta = static_cast<uint64_t>(ctx.attrs.get<int64_t>("delta"));
+    const uint64_t s = static_cast<uint64_t>(start), d = static_cast<uint64_t>(delta);
     parallel_for(out.num_elements(), 1, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) y[i] = static_cast<T>(start + static_cast<uint64_t>(i) * delta);
+      for (int64_t i = begin; i < end; ++i) y[i] = static_cast<T>(s + static_cast<uint64_t>(i) * d);
     });
   } else {
-    const T start = static_cast<T>(ctx.attrs.get<double>("start"));
-    const T delta = static_cast<T>(ctx.attrs.get<double>("delta"));
+    const T s = static_cast<T>(start), d = static_cast<T>(delta);
     parallel_for(out.num_elements(), 1, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) y[i] = start + static_cast<T>(i) * delta;
+      for (int64_t i = begin; i < end; ++i) y[i] = s + static_cast<T>(i) * d;
     });
   }
+}
+
+template <typename T> absl::Status range_kernel(KernelContext& ctx) {
+  if constexpr (std::is_integral_v<T>) fill_range<T>(ctx.output(0), ctx.attrs.get<int64_t>("start"), ctx.attrs.get<int64_t>("delta"));
+  else fill_range<T>(ctx.output(0), ctx.attrs.get<double>("start"), ctx.attrs.get<double>("delta"));
+  return absl::OkStatus();
+}
+
+// Note [Fills of run-time shape] (eager/ops/creation.cc): the bounds are input tensors; the
+// output's length is range_size's (core/range_size.h), as Range's shape function computes it.
+template <typename T> absl::Status dynamic_range_kernel(KernelContext& ctx) {
+  using Bound = std::conditional_t<std::is_integral_v<T>, int64_t, T>;
+  const Bound start = *ctx.input(0).data<T>(), limit = *ctx.input(1).data<T>(), delta = *ctx.input(2).data<T>();
+  TF_ASSIGN_OR_RETURN(const int64_t n, range_size<Bound>(ctx.op, start, limit, delta));
+  DeviceTensor& out = ctx.output(0);
+  out.dtype = ctx.input(0).dtype;
+  out.shape = Shape{n};
+  TF_RETURN_IF_ERROR(ctx.device->allocate_buffer(out));  // checked against the tensor size limit
+  fill_range<T>(out, start, delta);
   return absl::OkStatus();
 }
 
@@ -112,6 +129,8 @@ void register_creation_kernels(KernelRegistry& r) {
       r, "OnesLike", kCPU, []<typename T>() -> KernelFn { return constant_like_kernel<T, 1>; });
   register_each<float, double, int32_t, int64_t>(
       r, "Range", kCPU, []<typename T>() -> KernelFn { return range_kernel<T>; });
+  register_each<float, double, int32_t, int64_t>(
+      r, "DynamicRange", kCPU, []<typename T>() -> KernelFn { return dynamic_range_kernel<T>; });
   register_each<float, double>(r, "LinSpace", kCPU, []<typename T>() -> KernelFn { return linspace_kernel<T>; });
 }
 

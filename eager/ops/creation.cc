@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/errors.h"
+#include "core/range_size.h"
 #include "eager/context.h"
 
 namespace tapeflow {
@@ -66,35 +67,6 @@ absl::StatusOr<OutputSpecs> like_shape(const InferenceContext& ctx) {
 }
 
 // Range: attrs start, limit, delta (double for floating dtypes, int64 for integers), dtype.
-template <typename T> absl::StatusOr<int64_t> range_size(const char* op, T start, T limit, T delta) {
-  if (delta == 0) return absl::InvalidArgumentError(absl::StrCat("[", op, "] delta must not be 0"));
-  if (delta > 0 && start > limit)
-    return absl::InvalidArgumentError(absl::StrCat("[", op, "] start (", start, ") must not exceed limit (", limit,
-                                                   ") when delta (", delta, ") is positive"));
-  if (delta < 0 && start < limit)
-    return absl::InvalidArgumentError(absl::StrCat("[", op, "] start (", start, ") must not be below limit (",
-                                                   limit, ") when delta (", delta, ") is negative"));
-  if constexpr (std::is_integral_v<T>) {
-    // Unsigned differences: limit - start can exceed int64's range.
-    const uint64_t span = delta > 0 ? static_cast<uint64_t>(limit) - static_cast<uint64_t>(start)
-                                    : static_cast<uint64_t>(start) - static_cast<uint64_t>(limit);
-    const uint64_t step = delta > 0 ? static_cast<uint64_t>(delta) : 0 - static_cast<uint64_t>(delta);
-    const uint64_t n = span / step + (span % step != 0);
-    if (n > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-      return absl::InvalidArgumentError(absl::StrCat("[", op, "] the range has too many elements"));
-    return static_cast<int64_t>(n);
-  } else {
-    if (!std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta))
-      return absl::InvalidArgumentError(absl::StrCat("[", op, "] start, limit and delta must be finite, got ", start,
-                                                     ", ", limit, ", ", delta));
-    // Computed in T, as TensorFlow does, so sizes agree with it.
-    const T n = std::ceil(std::abs((limit - start) / delta));
-    if (!(n < static_cast<T>(int64_t{1} << 62)))
-      return absl::InvalidArgumentError(absl::StrCat("[", op, "] the range has too many elements"));
-    return static_cast<int64_t>(n);
-  }
-}
-
 absl::StatusOr<OutputSpecs> range_out_shape(const InferenceContext& ctx) {
   const DType dtype = ctx.attrs.get<DType>("dtype");
   absl::StatusOr<int64_t> n;
@@ -141,7 +113,8 @@ OpDef kFill{.type = "Fill", .api_name = "fill", .num_inputs = 0, .infer = fill_s
 // inputs], graph/graph_def_import.cc). A Fill whose dims are known only at run time (Keras' RNN
 // layers start from Fill(Pack(batch, units), 0) when the batch dim is unknown) is read as
 // DynamicFill: dims and value are tensors, and the kernel allocates the output once it has read
-// the dims (Note [Data-dependent output shapes]). Written back as TensorFlow's Fill.
+// the dims (Note [Data-dependent output shapes]). Written back as TensorFlow's Fill. Range's
+// bounds likewise (DynamicRange, written back as Range).
 absl::StatusOr<OutputSpecs> dynamic_fill_shape(const InferenceContext& ctx) {
   const TensorSpec& dims = ctx.inputs[0];
   const TensorSpec& value = ctx.inputs[1];
@@ -158,6 +131,27 @@ absl::StatusOr<OutputSpecs> dynamic_fill_shape(const InferenceContext& ctx) {
   return single_output(value.dtype, out);
 }
 
+// DynamicRange: Range whose start, limit and delta are tensors (a position index over a
+// sequence of run-time length, tf.range(tf.shape(x)[1])), the same Note. The output is a vector
+// of unknown length in the bounds' dtype.
+absl::StatusOr<OutputSpecs> dynamic_range_shape(const InferenceContext& ctx) {
+  const DType dtype = ctx.inputs[0].dtype;
+  if (dtype != DType::kFloat32 && dtype != DType::kFloat64 && dtype != DType::kInt32 && dtype != DType::kInt64)
+    return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] dtype ", dtype_name(dtype),
+                                                   " is not supported; expected float32, float64, int32 or int64"));
+  for (int i = 0; i < 3; ++i) {
+    if (ctx.inputs[i].dtype != dtype)
+      return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] start, limit and delta must have one dtype, got ",
+                                                     dtype_name(dtype), " and ", dtype_name(ctx.inputs[i].dtype)));
+    if (ctx.inputs[i].shape.rank() != 0)
+      return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] start, limit and delta must be scalars, got shape ",
+                                                     ctx.inputs[i].shape.to_string()));
+  }
+  return single_output(dtype, Shape{-1});
+}
+
+OpDef kDynamicRange{.type = "DynamicRange", .api_name = "range", .num_inputs = 3, .infer = dynamic_range_shape,
+                    .differentiable = false, .kernel_allocates_output = true, .tf_form = "Tidx=in0"};
 OpDef kDynamicFill{.type = "DynamicFill", .api_name = "fill", .num_inputs = 2, .infer = dynamic_fill_shape,
                    .kernel_dtype_input = 1, .differentiable = false, .kernel_allocates_output = true,
                    .tf_form = "T=in1 index_type=in0"};
@@ -187,7 +181,7 @@ Tensor run_like(const OpDef& op, const Operand& x, std::source_location loc) {
 }  // namespace
 
 void register_creation_ops(OpRegistry& r) {
-  for (const OpDef* op : {&kFill, &kDynamicFill, &kZerosLike, &kOnesLike, &kRange, &kLinSpace}) r.add(*op);
+  for (const OpDef* op : {&kFill, &kDynamicFill, &kZerosLike, &kOnesLike, &kRange, &kDynamicRange, &kLinSpace}) r.add(*op);
 }
 
 Tensor fill(const ShapeArg& dims, const Operand& value, std::source_location loc) {

@@ -1,6 +1,7 @@
 // Note [Fills of run-time shape]: a TensorFlow Fill whose dims are known only at run time (Keras'
 // RNN layers: tf.zeros([tf.shape(x)[0], units])) imports as DynamicFill, runs, and is written
-// back as TensorFlow's Fill.
+// back as TensorFlow's Fill; a Range of run-time bounds (tf.range(tf.shape(x)[1])) as
+// DynamicRange, written back as Range.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -107,6 +108,69 @@ TEST(GraphDefDynamicFillTest, BadDimsAreTypedErrors) {
   EXPECT_THAT(error_of([&] { import_graph_def(target, graph_def_from_text(unknown_length)); }),
               HasSubstr("node 'f' (DynamicFill)"));
   EXPECT_EQ(target.num_nodes(), 1);
+}
+
+// Position ids over a sequence of run-time length, as a Transformer's embedding writes them:
+// Range(0, Shape(x)[1], 1); and a float Range whose limit is fed.
+std::string range_graph(const std::string& x_dims = "dim { size: -1 } dim { size: -1 }") {
+  const std::string int_const = R"pb(attr { key: "dtype" value { type: DT_INT32 } } attr { key: "value" value { tensor { dtype: DT_INT32 )pb";
+  return absl::StrCat(R"pb(
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } attr { key: "shape" value { shape { )pb",
+                      x_dims, R"pb( } } } }
+    node { name: "Shape" op: "Shape" input: "x" attr { key: "T" value { type: DT_FLOAT } } attr { key: "out_type" value { type: DT_INT32 } } }
+    node { name: "ss/stack" op: "Const" )pb", int_const, R"pb(tensor_shape { dim { size: 1 } } int_val: 1 } } } }
+    node { name: "ss/stack_1" op: "Const" )pb", int_const, R"pb(tensor_shape { dim { size: 1 } } int_val: 2 } } } }
+    node { name: "ss/stack_2" op: "Const" )pb", int_const, R"pb(tensor_shape { dim { size: 1 } } int_val: 1 } } } }
+    node { name: "seq_len" op: "StridedSlice" input: "Shape" input: "ss/stack" input: "ss/stack_1" input: "ss/stack_2"
+           attr { key: "Index" value { type: DT_INT32 } } attr { key: "T" value { type: DT_INT32 } }
+           attr { key: "begin_mask" value { i: 0 } } attr { key: "ellipsis_mask" value { i: 0 } } attr { key: "end_mask" value { i: 0 } }
+           attr { key: "new_axis_mask" value { i: 0 } } attr { key: "shrink_axis_mask" value { i: 1 } } }
+    node { name: "start" op: "Const" )pb", int_const, R"pb(tensor_shape { } int_val: 0 } } } }
+    node { name: "delta" op: "Const" )pb", int_const, R"pb(tensor_shape { } int_val: 1 } } } }
+    node { name: "positions" op: "Range" input: "start" input: "seq_len" input: "delta" attr { key: "Tidx" value { type: DT_INT32 } } }
+    node { name: "limit" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } attr { key: "shape" value { shape { } } } }
+    node { name: "fstep" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } attr { key: "shape" value { shape { } } } }
+    node { name: "fstart" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 1 } } } }
+    node { name: "steps" op: "Range" input: "fstart" input: "limit" input: "fstep" attr { key: "Tidx" value { type: DT_FLOAT } } })pb");
+}
+
+TEST(GraphDefDynamicFillTest, ARangeOfRunTimeBoundsImportsRunsAndIsWrittenBackAsRange) {
+  const Graph g = graph_from_graph_def(graph_def_from_text(range_graph()));
+  EXPECT_EQ(g.get_operation_by_name("positions").type(), "DynamicRange");
+  EXPECT_EQ(g.get_tensor_by_name("positions:0").shape(), (Shape{-1}));
+  Session s(g);
+  auto positions = [&](const Graph& graph, int64_t len) {
+    Session run(graph);
+    return run.run(graph.get_tensor_by_name("positions:0"),
+                   {{graph.get_tensor_by_name("x:0"), Tensor::from_host(DType::kFloat32, Shape{2, len}, nullptr)}});
+  };
+  EXPECT_EQ(positions(g, 5).to_vector<int32_t>(), (std::vector<int32_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(positions(g, 0).shape(), (Shape{0}));
+  auto steps = [&](float limit, float step) {
+    return s.run(g.get_tensor_by_name("steps:0"), {{g.get_tensor_by_name("limit:0"), Tensor(limit)},
+                                                   {g.get_tensor_by_name("fstep:0"), Tensor(step)}});
+  };
+  EXPECT_EQ(steps(2.f, 0.25f).to_vector<float>(), (std::vector<float>{1.f, 1.25f, 1.5f, 1.75f}));
+  EXPECT_EQ(steps(-1.f, -1.f).to_vector<float>(), (std::vector<float>{1.f, 0.f}));
+  EXPECT_THAT(error_of([&] { steps(2.f, 0.f); }), HasSubstr("delta must not be 0"));
+  EXPECT_THAT(error_of([&] { steps(-2.f, 1.f); }), HasSubstr("must not exceed limit"));
+  EXPECT_THAT(error_of<Error>([&] { steps(1e30f, 1e-30f); }), HasSubstr("too many elements"));
+  // Written as TensorFlow's Range (start, limit, delta inputs, Tidx) and read back.
+  const GraphDef def = to_graph_def(g);
+  for (const proto::NodeDef& n : def.node())
+    if (n.name() == "positions") {
+      EXPECT_EQ(n.op(), "Range");
+      EXPECT_EQ(n.input_size(), 3);
+      EXPECT_EQ(n.attr().at("Tidx").type(), proto::DT_INT32);
+    }
+  EXPECT_EQ(positions(graph_from_graph_def(def), 3).to_vector<int32_t>(), (std::vector<int32_t>{0, 1, 2}));
+  // Bounds known when importing: a Range, with its static length.
+  const std::string fixed = absl::StrReplaceAll(range_graph("dim { size: 2 } dim { size: 6 }"),
+                                                {{"input: \"fstart\" input: \"limit\"", "input: \"fstart\" input: \"fstart\""}});
+  const Graph h = graph_from_graph_def(graph_def_from_text(fixed));
+  EXPECT_EQ(h.get_operation_by_name("positions").type(), "Range");
+  EXPECT_EQ(h.get_tensor_by_name("positions:0").shape(), (Shape{6}));
 }
 
 }  // namespace

@@ -391,6 +391,7 @@ TEST(OnnxExportTest, EveryRegisteredOpHasAConverterOrAReason) {
       {"TensorArrayBufferUnstack", "as TensorArrayBuffer"}, {"TensorArrayBufferRead", "as TensorArrayBuffer"},
       {"TensorArrayBufferGather", "as TensorArrayBuffer"}, {"TensorArrayBufferSize", "as TensorArrayBuffer"},
       {"DynamicFill", "written as TensorFlow's Fill, whose converter takes run-time dims"},
+      {"DynamicRange", "written as TensorFlow's Range, whose converter takes run-time bounds"},
   };
   std::vector<std::string> missing, stale;
   std::set<std::string> registered;
