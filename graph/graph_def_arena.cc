@@ -23,8 +23,8 @@ namespace {
 // pages, the 60 MB fault in 30 pieces, not 15,000. Measured on the 2-vCPU Zen 4 (a fresh process
 // per load of the bench's 100k-node chain, docs/performance.md, session 27): parse 21-35 ms
 // against 50-73 on the heap, parse and import 72-113 ms against 107-137; the arena without huge
-// pages was no faster than the heap. In 2 of 11 loads the kernel's compaction for huge pages
-// took the parse to 135-155 ms. Inside one process that parses again and again (deploy_bench's
+// pages was no faster than the heap. In 2 of 11 loads the parse took 135-155 ms, likely the
+// kernel compacting memory for the huge pages (THP defrag "madvise"; not verified). Inside one process that parses again and again (deploy_bench's
 // BM_GraphDefImportScaling/2 against /3) both cost the same at 100k nodes, and the arena 13%
 // less at 10k.
 // A block's size doubles from a start of 4 bytes per byte of input (the whole takes about 14
