@@ -773,8 +773,9 @@ absl::Status export_node(const GraphState& state, const Node& node, GraphDef& de
   if (&op == matmul) write_batch_matmul(state, node, n);
   if (&op == select) write_select(state, node, n);
   if (&op == random_normal) n.set_op("RandomStandardNormal");  // TensorFlow's name; read back by alias_of
-  if (std::string_view(op.type) == "DynamicFill") n.set_op("Fill");  // Note [Fills of run-time shape]
-  if (std::string_view(op.type) == "DynamicRange") n.set_op("Range");
+  // Note [Fills of run-time shape]: DynamicFill, DynamicRange and DynamicTile are TensorFlow's
+  // Fill, Range and Tile.
+  if (std::string_view(op.type).starts_with("Dynamic")) n.set_op(std::string(op.type).substr(7));
   if (&op == identity) TF_RETURN_IF_ERROR(write_placeholder_with_default(state, node, n));
   if (&op == &kAssertOp) TF_RETURN_IF_ERROR(write_assert(n, def, used));
   if (is_functional_op(&op)) [[unlikely]]

@@ -131,7 +131,7 @@ class Importer {
   // Phase one: every check. Returns the first problem.
   absl::Status plan(const std::vector<std::string>& return_elements);
   std::vector<ImportedElement> commit(std::string_view name);  // phase two
-  int runtime_fill() const { return runtime_fill_; }  // a Fill/Range plan could not fold, or -1
+  int runtime_fill() const { return runtime_fill_; }  // a Fill/Range/Tile plan could not fold, or -1
 
   // Whether a TensorArrayV3 is among the op types tapeflow lacks (known once plan indexed every node).
   bool uses_tensor_arrays() const { return lacks_type([](std::string_view t) { return t == "TensorArrayV3"; }); }
@@ -829,7 +829,7 @@ absl::Status Importer::plan_node(int i) {
     if (layout[k] < 0) { tensors.push_back(refs[k]); continue; }
     const FormItem& f = form.items[layout[k]];
     absl::StatusOr<AttrValue> v = const_input(refs[k], f, std::string_view(op.type) == "Reshape" && f.name == "shape");
-    if (!v.ok() && (op.type == std::string_view("Fill") || op.type == std::string_view("Range"))) runtime_fill_ = i;
+    if (!v.ok() && find_any_op(absl::StrCat("Dynamic", op.type)) != nullptr) runtime_fill_ = i;
     if (!v.ok()) return fail(v.status());
     node->attrs.set(f.name, *std::move(v));
   }
@@ -1124,7 +1124,7 @@ static std::vector<ImportedElement> import_into(const Graph& graph, const GraphD
       }
       if (const int k = importer.runtime_fill(); k >= 0) {  // one Dynamic* more each time round
         if (def != &fills) fills = *def;
-        fills.mutable_node(k)->set_op(fills.node(k).op() == "Fill" ? "DynamicFill" : "DynamicRange");
+        fills.mutable_node(k)->set_op(absl::StrCat("Dynamic", fills.node(k).op()));
         def = &fills;
         continue;
       }

@@ -340,8 +340,13 @@ absl::Status concat(NodeContext& n) {
 }
 
 absl::Status tile(NodeContext& n) {
-  TF_ASSIGN_OR_RETURN(std::vector<int64_t> multiples, n.const_ints(1));
-  n.emit("Tile", {n.in(0), n.builder().add_int64s(absl::StrCat(n.name(), "/repeats"), multiples)}, {n.out()});
+  absl::StatusOr<std::vector<int64_t>> multiples = n.const_ints(1);
+  if (!multiples.ok()) {  // run-time multiples (a DynamicTile, Note [Fills of run-time shape])
+    TF_ASSIGN_OR_RETURN(std::string repeats, as_int64(n, 1));
+    n.emit("Tile", {n.in(0), repeats}, {n.out()});
+    return absl::OkStatus();
+  }
+  n.emit("Tile", {n.in(0), n.builder().add_int64s(absl::StrCat(n.name(), "/repeats"), *multiples)}, {n.out()});
   return absl::OkStatus();
 }
 

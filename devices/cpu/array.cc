@@ -19,6 +19,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/errors.h"
 #include "devices/cpu/kernel_util.h"
 #include "devices/cpu/nchw.h"
 #include "devices/cpu/register.h"
@@ -540,12 +541,8 @@ absl::Status pad_kernel(KernelContext& ctx) {
 }
 
 // The output seen as [m0, d0, m1, d1, ...] reads x at stride 0 along each m: one strided copy.
-template <typename U>
-absl::Status tile_kernel(KernelContext& ctx) {
-  const DeviceTensor& x = ctx.input(0);
-  DeviceTensor& y = ctx.output(0);
-  if (y.num_elements() == 0) return absl::OkStatus();
-  const auto& multiples = ctx.attrs.get<std::vector<int64_t>>("multiples");
+template <typename U> void tile_into(const DeviceTensor& x, const std::vector<int64_t>& multiples, DeviceTensor& y) {
+  if (y.num_elements() == 0) return;
   const Dims in_st = contiguous_strides(dims_of(x.shape));
   CopyPlan p;
   for (int i = 0; i < x.shape.rank(); ++i) {
@@ -556,6 +553,32 @@ absl::Status tile_kernel(KernelContext& ctx) {
   }
   p.dst_st = contiguous_strides(p.dims);
   strided_copy(std::move(p), x.data<U>(), y.data<U>());
+}
+
+template <typename U> absl::Status tile_kernel(KernelContext& ctx) {
+  tile_into<U>(ctx.input(0), ctx.attrs.get<std::vector<int64_t>>("multiples"), ctx.output(0));
+  return absl::OkStatus();
+}
+
+// DynamicTile (eager/ops/array.cc): the multiples are input 1's values, checked here.
+template <typename U> absl::Status dynamic_tile_kernel(KernelContext& ctx) {
+  const DeviceTensor& x = ctx.input(0);
+  const DeviceTensor& m = ctx.input(1);
+  std::vector<int64_t> multiples(static_cast<size_t>(m.num_elements()));
+  std::vector<int64_t> dims(multiples.size());
+  for (size_t i = 0; i < multiples.size(); ++i) {
+    multiples[i] = m.dtype == DType::kInt64 ? m.data<int64_t>()[i] : m.data<int32_t>()[i];
+    const int64_t d = x.shape.dim(static_cast<int>(i));
+    if (multiples[i] < 0 || (multiples[i] > 0 && d > std::numeric_limits<int64_t>::max() / multiples[i]))
+      return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] multiples[", i, "] = ", multiples[i],
+                                                     " is negative or makes dim ", i, " (", d, ") too large"));
+    dims[i] = d * multiples[i];
+  }
+  DeviceTensor& y = ctx.output(0);
+  y.dtype = x.dtype;
+  y.shape = Shape(dims);
+  TF_RETURN_IF_ERROR(ctx.device->allocate_buffer(y));  // checked against the tensor size limit
+  tile_into<U>(x, multiples, y);
   return absl::OkStatus();
 }
 
@@ -718,6 +741,7 @@ void register_array_kernels(KernelRegistry& r) {
   for (const char* op : {"Pad", "PadV2"})
     register_all(r, op, []<typename T>() -> KernelFn { return pad_kernel<CarrierOf<T>>; });
   register_all(r, "Tile", []<typename T>() -> KernelFn { return tile_kernel<CarrierOf<T>>; });
+  register_all(r, "DynamicTile", []<typename T>() -> KernelFn { return dynamic_tile_kernel<CarrierOf<T>>; });
   register_all(r, "ReverseV2", []<typename T>() -> KernelFn { return reverse_kernel<CarrierOf<T>>; });
   register_all(r, "MirrorPad", []<typename T>() -> KernelFn { return mirror_pad_kernel<CarrierOf<T>>; });
   register_all(r, "MatrixBandPart", []<typename T>() -> KernelFn { return band_part_kernel<CarrierOf<T>>; });

@@ -606,6 +606,25 @@ OpDef kMirrorPad{.type = "MirrorPad", .api_name = "mirror_pad", .num_inputs = 1,
     .tf_form = "T=in0 paddings@pairs Tpaddings=index mode:string"};
 OpDef kTile{.type = "Tile", .api_name = "tile", .num_inputs = 1, .infer = tile_shape,
     .tf_form = "T=in0 multiples@ints Tmultiples=index"};
+// DynamicTile: Tile whose multiples are a run-time tensor (tf.tile(mask, [1, tf.shape(x)[1], 1]));
+// Note [Fills of run-time shape] (eager/ops/creation.cc). Import-only, not differentiable (Tile
+// is), and written back as TensorFlow's Tile.
+absl::StatusOr<OutputSpecs> dynamic_tile_shape(const InferenceContext& ctx) {
+  const TensorSpec& x = ctx.inputs[0];
+  const TensorSpec& multiples = ctx.inputs[1];
+  if (multiples.dtype != DType::kInt32 && multiples.dtype != DType::kInt64)
+    return absl::InvalidArgumentError(
+        absl::StrCat("[", ctx.op, "] multiples must be int32 or int64, got ", dtype_name(multiples.dtype)));
+  if (multiples.shape.rank() != 1 || multiples.shape.dim(0) != x.shape.rank())
+    return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] multiples must be a vector of one entry per dim of x (",
+                                                   x.shape.rank(), "), got shape ", multiples.shape.to_string()));
+  Shape out;
+  for (int i = 0; i < x.shape.rank(); ++i) out.push_back(-1);
+  return single_output(x.dtype, out);
+}
+
+OpDef kDynamicTile{.type = "DynamicTile", .api_name = "tile", .num_inputs = 2, .infer = dynamic_tile_shape,
+                   .differentiable = false, .kernel_allocates_output = true, .tf_form = "T=in0 Tmultiples=in1"};
 OpDef kReverse{.type = "ReverseV2", .api_name = "reverse", .num_inputs = 1, .infer = reverse_shape,
     .tf_form = "T=in0 axis@ints Tidx=index"};
 OpDef kBandPart{.type = "MatrixBandPart", .api_name = "matrix_band_part", .num_inputs = 1, .infer = band_part_shape,
@@ -642,7 +661,7 @@ int checked_axis(const char* op, int64_t axis, int rank, std::source_location lo
 
 void register_array_ops(OpRegistry& r) {
   for (const OpDef* op : {&kReshape, &kExpandDims, &kSqueeze, &kIdentity, &kIdentityN, &kStopGradient, &kTranspose,
-                          &kConcat, &kSlice, &kStridedSlice, &kGather, &kOneHot, &kPad, &kTile, &kReverse, &kBandPart,
+                          &kConcat, &kSlice, &kStridedSlice, &kGather, &kOneHot, &kPad, &kTile, &kDynamicTile, &kReverse, &kBandPart,
                           &kDepthToSpace, &kSpaceToDepth, &kInvertPermutation, &kBroadcastTo, &kMirrorPad, &kPack, &kUnpack, &kSplit,
                           &kSplitV, &kShape, &kSize, &kRank, &kPadZeros})
     r.add(*op);

@@ -1,7 +1,7 @@
 // Note [Fills of run-time shape]: a TensorFlow Fill whose dims are known only at run time (Keras'
 // RNN layers: tf.zeros([tf.shape(x)[0], units])) imports as DynamicFill, runs, and is written
 // back as TensorFlow's Fill; a Range of run-time bounds (tf.range(tf.shape(x)[1])) as
-// DynamicRange, written back as Range.
+// DynamicRange, written back as Range; a Tile of run-time multiples as DynamicTile.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -171,6 +171,50 @@ TEST(GraphDefDynamicFillTest, ARangeOfRunTimeBoundsImportsRunsAndIsWrittenBackAs
   const Graph h = graph_from_graph_def(graph_def_from_text(fixed));
   EXPECT_EQ(h.get_operation_by_name("positions").type(), "Range");
   EXPECT_EQ(h.get_tensor_by_name("positions:0").shape(), (Shape{6}));
+}
+
+// Tile(a [1, 2], Pack(Shape(x)[0], 1)): a row repeated once per example of a run-time batch; and
+// Tile(a, fed multiples) for the errors.
+TEST(GraphDefDynamicFillTest, ATileOfRunTimeMultiplesImportsRunsAndIsWrittenBackAsTile) {
+  const std::string text = absl::StrCat(keras_zeros_graph(), R"pb(
+    node { name: "a" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } dim { size: 2 } } float_val: 1 float_val: 2 } } } }
+    node { name: "one" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+           attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 1 } } } }
+    node { name: "reps" op: "Pack" input: "lstm/strided_slice" input: "one"
+           attr { key: "N" value { i: 2 } } attr { key: "T" value { type: DT_INT32 } } attr { key: "axis" value { i: 0 } } }
+    node { name: "rows" op: "Tile" input: "a" input: "reps" attr { key: "T" value { type: DT_FLOAT } } attr { key: "Tmultiples" value { type: DT_INT32 } } }
+    node { name: "m" op: "Placeholder" attr { key: "dtype" value { type: DT_INT64 } } attr { key: "shape" value { shape { dim { size: 2 } } } } }
+    node { name: "fed" op: "Tile" input: "a" input: "m" attr { key: "T" value { type: DT_FLOAT } } attr { key: "Tmultiples" value { type: DT_INT64 } } })pb");
+  const Graph g = graph_from_graph_def(graph_def_from_text(text));
+  EXPECT_EQ(g.get_operation_by_name("rows").type(), "DynamicTile");
+  EXPECT_EQ(g.get_tensor_by_name("rows:0").shape(), (Shape{-1, -1}));
+  Session s(g);
+  const Tensor rows = s.run(g.get_tensor_by_name("rows:0"), {{g.get_tensor_by_name("x:0"), batch_of(3)}});
+  EXPECT_EQ(rows.shape(), (Shape{3, 2}));
+  EXPECT_EQ(rows.to_vector<float>(), (std::vector<float>{1, 2, 1, 2, 1, 2}));
+  auto fed = [&](std::vector<int64_t> m) {
+    return s.run(g.get_tensor_by_name("fed:0"), {{g.get_tensor_by_name("m:0"), Tensor(m, Shape{2})}});
+  };
+  EXPECT_EQ(fed({2, 2}).to_vector<float>(), (std::vector<float>{1, 2, 1, 2, 1, 2, 1, 2}));
+  EXPECT_EQ(fed({0, 3}).shape(), (Shape{0, 6}));
+  EXPECT_THAT(error_of([&] { fed({1, -1}); }), HasSubstr("multiples[1] = -1 is negative"));
+  EXPECT_THAT(error_of([&] { fed({int64_t{1} << 62, 4}); }), HasSubstr("too large"));
+  EXPECT_THAT(error_of<Error>([&] { fed({int64_t{1} << 40, 1}); }), HasSubstr("bytes"));  // over the size limit
+  // Written as TensorFlow's Tile and read back.
+  const GraphDef def = to_graph_def(g);
+  for (const proto::NodeDef& n : def.node()) {
+    if (n.name() == "rows") { EXPECT_EQ(n.op(), "Tile"); }
+  }
+  const Graph back = graph_from_graph_def(def);
+  Session again(back);
+  EXPECT_EQ(again.run(back.get_tensor_by_name("rows:0"), {{back.get_tensor_by_name("x:0"), batch_of(2)}}).to_vector<float>(),
+            (std::vector<float>{1, 2, 1, 2}));
+  // Multiples of another length than x's rank: refused at import, naming the node.
+  const std::string wrong = absl::StrReplaceAll(text, {{"shape { dim { size: 2 } } } } }\n    node { name: \"fed\"",
+                                                        "shape { dim { size: 3 } } } } }\n    node { name: \"fed\""}});
+  EXPECT_THAT(error_of([&] { graph_from_graph_def(graph_def_from_text(wrong)); }),
+              HasSubstr("node 'fed' (DynamicTile): [tile] multiples must be a vector of one entry per dim of x (2)"));
 }
 
 }  // namespace

@@ -392,6 +392,7 @@ TEST(OnnxExportTest, EveryRegisteredOpHasAConverterOrAReason) {
       {"TensorArrayBufferGather", "as TensorArrayBuffer"}, {"TensorArrayBufferSize", "as TensorArrayBuffer"},
       {"DynamicFill", "written as TensorFlow's Fill, whose converter takes run-time dims"},
       {"DynamicRange", "written as TensorFlow's Range, whose converter takes run-time bounds"},
+      {"DynamicTile", "written as TensorFlow's Tile, whose converter takes run-time multiples"},
   };
   std::vector<std::string> missing, stale;
   std::set<std::string> registered;
