@@ -773,9 +773,7 @@ absl::Status export_node(const GraphState& state, const Node& node, GraphDef& de
   if (&op == matmul) write_batch_matmul(state, node, n);
   if (&op == select) write_select(state, node, n);
   if (&op == random_normal) n.set_op("RandomStandardNormal");  // TensorFlow's name; read back by alias_of
-  // Note [Fills of run-time shape]: DynamicFill, DynamicRange and DynamicTile are TensorFlow's
-  // Fill, Range and Tile.
-  if (std::string_view(op.type).starts_with("Dynamic")) n.set_op(std::string(op.type).substr(7));
+  if (const char* tf_type = graph_def_internal::tf_type_of_run_time_form(op.type)) n.set_op(tf_type);
   if (&op == identity) TF_RETURN_IF_ERROR(write_placeholder_with_default(state, node, n));
   if (&op == &kAssertOp) TF_RETURN_IF_ERROR(write_assert(n, def, used));
   if (is_functional_op(&op)) [[unlikely]]
@@ -983,6 +981,24 @@ void graph_def_internal::read_file_into(GraphDef& def, const std::string& path, 
   } catch (const Error& e) {
     throw InvalidArgumentError(absl::StrCat("[read_graph_def] '", path, "': ", e.message()), loc);
   }
+}
+
+namespace {
+// Note [Fills of run-time shape]: {TensorFlow's type, the tapeflow op that reads it with run-time inputs}.
+constexpr std::pair<std::string_view, const char*> kRunTimeForms[] = {
+    {"Fill", "DynamicFill"}, {"Range", "DynamicRange"}, {"Tile", "DynamicTile"}};
+}  // namespace
+
+const char* graph_def_internal::run_time_form_of(std::string_view tf_type) {
+  for (const auto& [tf, ours] : kRunTimeForms)
+    if (tf == tf_type) return ours;
+  return nullptr;
+}
+
+const char* graph_def_internal::tf_type_of_run_time_form(std::string_view type) {
+  for (const auto& [tf, ours] : kRunTimeForms)
+    if (ours == type) return tf.data();
+  return nullptr;
 }
 
 GraphDef read_graph_def(const std::string& path, std::source_location loc) {

@@ -187,6 +187,11 @@ void parse_text_into(GraphDef& def, std::string_view text, const char* who, std:
 void parse_binary_into(GraphDef& def, std::string_view bytes, const char* who, std::source_location loc);
 // read_graph_def's: the file's bytes parsed by its name's format into `def`.
 void read_file_into(GraphDef& def, const std::string& path, std::source_location loc);
+// Note [Fills of run-time shape] (eager/ops/creation.cc): the tapeflow op that reads TensorFlow
+// op type `tf_type` when inputs tapeflow holds as attributes are run-time values (DynamicFill for
+// Fill, DynamicRange for Range, DynamicTile for Tile), else null; and the reverse, for writing.
+const char* run_time_form_of(std::string_view tf_type);
+const char* tf_type_of_run_time_form(std::string_view type);
 
 struct FormItem {
   enum class Kind { kAttr, kInput, kTypeOf, kTypesOfInputs, kCount, kFixed, kDerived };

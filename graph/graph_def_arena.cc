@@ -24,9 +24,9 @@ namespace {
 // per load of the bench's 100k-node chain, docs/performance.md, session 27): parse 21-35 ms
 // against 50-73 on the heap, parse and import 72-113 ms against 107-137; the arena without huge
 // pages was no faster than the heap. In 2 of 11 loads the parse took 135-155 ms, likely the
-// kernel compacting memory for the huge pages (THP defrag "madvise"; not verified). Inside one process that parses again and again (deploy_bench's
-// BM_GraphDefImportScaling/2 against /3) both cost the same at 100k nodes, and the arena 13%
-// less at 10k.
+// kernel compacting memory for the huge pages (THP defrag "madvise"; not verified). Inside one
+// process that parses again and again (deploy_bench's BM_GraphDefImportScaling/2 against /3)
+// both cost the same at 100k nodes, and the arena 13% less at 10k.
 // A block's size doubles from a start of 4 bytes per byte of input (the whole takes about 14
 // per byte of wire form) up to kMaxBlock, so a small GraphDef takes one small block.
 constexpr size_t kMinBlock = size_t{64} << 10;

@@ -131,13 +131,13 @@ class Importer {
   // Phase one: every check. Returns the first problem.
   absl::Status plan(const std::vector<std::string>& return_elements);
   std::vector<ImportedElement> commit(std::string_view name);  // phase two
-  int runtime_fill() const { return runtime_fill_; }  // a Fill/Range/Tile plan could not fold, or -1
+  int needs_run_time_form() const { return needs_run_time_form_; }  // graph_def_internal::run_time_form_of
 
   // Whether a TensorArrayV3 is among the op types tapeflow lacks (known once plan indexed every node).
   bool uses_tensor_arrays() const { return lacks_type([](std::string_view t) { return t == "TensorArrayV3"; }); }
-  // Whether some op type tapeflow lacks is one no rewrite reads (rewritten_op_type, TensorFlow 1's loops).
+  // Whether some op type tapeflow lacks is one no rewrite reads (graph_def_internal::rewritten_op_type).
   bool lacks_types_no_rewrite_reads() const {
-    return lacks_type([](std::string_view t) { return !graph_def_internal::rewritten_op_type(t) && !graph_def_internal::is_v1_control_flow_type(t); });
+    return lacks_type([](std::string_view t) { return !graph_def_internal::rewritten_op_type(t); });
   }
   template <typename Pred> bool lacks_type(Pred pred) const {
     for (const auto& [type, op] : op_of_type_)
@@ -216,7 +216,7 @@ class Importer {
     return graph_def_internal::node_error(def_.node(i), code, message);
   }
 
-  int runtime_fill_ = -1;
+  int needs_run_time_form_ = -1;  // a node whose attr-held inputs did not fold, that has one
   Graph graph_;
   const GraphDef& def_;
   const proto::FunctionDefLibrary& library_;
@@ -392,7 +392,7 @@ void Importer::clear_plan() {
   edges_.clear();
   first_edge_.clear();
   total_inputs_ = 0;
-  runtime_fill_ = -1;
+  needs_run_time_form_ = -1;
   outputs_of_.clear();
   planned_.clear();
   planned_names_.clear();
@@ -829,7 +829,7 @@ absl::Status Importer::plan_node(int i) {
     if (layout[k] < 0) { tensors.push_back(refs[k]); continue; }
     const FormItem& f = form.items[layout[k]];
     absl::StatusOr<AttrValue> v = const_input(refs[k], f, std::string_view(op.type) == "Reshape" && f.name == "shape");
-    if (!v.ok() && find_any_op(absl::StrCat("Dynamic", op.type)) != nullptr) runtime_fill_ = i;
+    if (!v.ok() && graph_def_internal::run_time_form_of(op.type) != nullptr) needs_run_time_form_ = i;
     if (!v.ok()) return fail(v.status());
     node->attrs.set(f.name, *std::move(v));
   }
@@ -1113,7 +1113,7 @@ static std::vector<ImportedElement> import_into(const Graph& graph, const GraphD
     std::optional<graph_def_internal::ResolvedControlFlow> resolved;
     std::vector<std::string> resolved_elements;
     std::optional<GraphDef> arrays, lists;  // Note [TensorArrays in a GraphDef], Note [TensorLists in a GraphDef]
-    GraphDef fills;                         // Note [Fills of run-time shape] (eager/ops/creation.cc)
+    GraphDef run_time_forms;                // Note [Fills of run-time shape] (eager/ops/creation.cc)
     for (;;) {
       Importer importer(graph, *def, library, *map, loc);
       const absl::Status planned = importer.plan(*elements);
@@ -1122,10 +1122,10 @@ static std::vector<ImportedElement> import_into(const Graph& graph, const GraphD
         if (resolved) finish_tf1_rewrite(graph, *resolved, return_elements.size(), out);
         return out;
       }
-      if (const int k = importer.runtime_fill(); k >= 0) {  // one Dynamic* more each time round
-        if (def != &fills) fills = *def;
-        fills.mutable_node(k)->set_op(absl::StrCat("Dynamic", fills.node(k).op()));
-        def = &fills;
+      if (const int k = importer.needs_run_time_form(); k >= 0) {  // one node more each time round
+        if (def != &run_time_forms) run_time_forms = *def;
+        run_time_forms.mutable_node(k)->set_op(graph_def_internal::run_time_form_of(run_time_forms.node(k).op()));
+        def = &run_time_forms;
         continue;
       }
       if (!lists && !resolved) {

@@ -363,4 +363,6 @@ class Rewrite {
 
 absl::StatusOr<std::optional<GraphDef>> rewrite_tensor_arrays(const GraphDef& def) { return Rewrite(def).run(); }
 
+bool is_tensor_array_type(std::string_view type) { return type == "TensorArrayV3" || array_op(type) != nullptr; }
+
 }  // namespace tapeflow::graph_def_internal

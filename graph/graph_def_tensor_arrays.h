@@ -48,9 +48,12 @@ absl::StatusOr<std::optional<GraphDef>> rewrite_tensor_arrays(const GraphDef& de
 // Returns nullopt when `def` holds no TensorList op and no DT_VARIANT attr.
 absl::StatusOr<std::optional<GraphDef>> rewrite_tensor_lists(const GraphDef& def);
 
-// Whether one of the two rewrites above reads op type `type`. When a rewrite refuses a GraphDef
-// that also has op types tapeflow lacks and no rewrite reads, the import reports those (its
-// error lists every unknown op type) rather than the rewrite's refusal.
+// Whether one of the import's rewrites reads op type `type`: the two above, and TensorFlow 1's
+// control flow (graph_def_control_flow.h). When a rewrite refuses a GraphDef that also has op
+// types tapeflow lacks and no rewrite reads, the import reports those (its error lists every
+// unknown op type) rather than the rewrite's refusal.
 bool rewritten_op_type(std::string_view type);
+// The TensorArray op types rewrite_tensor_arrays reads (TensorArrayV3 and the ops it maps).
+bool is_tensor_array_type(std::string_view type);
 
 }  // namespace tapeflow::graph_def_internal

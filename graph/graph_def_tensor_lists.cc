@@ -1,11 +1,11 @@
 // Note [TensorLists in a GraphDef] (graph/graph_def_tensor_arrays.h).
-#include <algorithm>
 #include <deque>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
+#include "graph/graph_def_control_flow.h"
 #include "graph/graph_def_tensor_arrays.h"
 #include "graph/graph_def_v1_functions.h"
 
@@ -278,10 +278,7 @@ class ListRewrite {
 absl::StatusOr<std::optional<GraphDef>> rewrite_tensor_lists(const GraphDef& def) { return ListRewrite(def).run(); }
 
 bool rewritten_op_type(std::string_view type) {
-  static constexpr std::string_view kArrayOps[] = {"TensorArrayV3",      "TensorArrayWriteV3",   "TensorArrayReadV3",
-                                                   "TensorArrayGatherV3", "TensorArrayScatterV3", "TensorArraySizeV3",
-                                                   "TensorArrayCloseV3"};
-  return makes_list(type) || reads_list(type) || std::find(std::begin(kArrayOps), std::end(kArrayOps), type) != std::end(kArrayOps);
+  return makes_list(type) || reads_list(type) || is_tensor_array_type(type) || is_v1_control_flow_type(type);
 }
 
 }  // namespace tapeflow::graph_def_internal

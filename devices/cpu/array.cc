@@ -566,8 +566,8 @@ template <typename U> absl::Status dynamic_tile_kernel(KernelContext& ctx) {
   const DeviceTensor& m = ctx.input(1);
   std::vector<int64_t> multiples(static_cast<size_t>(m.num_elements()));
   std::vector<int64_t> dims(multiples.size());
+  with_index_type(m.dtype, [&]<typename Index>() { std::copy_n(m.data<Index>(), multiples.size(), multiples.begin()); });
   for (size_t i = 0; i < multiples.size(); ++i) {
-    multiples[i] = m.dtype == DType::kInt64 ? m.data<int64_t>()[i] : m.data<int32_t>()[i];
     const int64_t d = x.shape.dim(static_cast<int>(i));
     if (multiples[i] < 0 || (multiples[i] > 0 && d > std::numeric_limits<int64_t>::max() / multiples[i]))
       return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] multiples[", i, "] = ", multiples[i],

@@ -1,11 +1,13 @@
 // CPU kernels of the creation family (eager/ops/creation.cc): Fill, DynamicFill, ZerosLike,
-// OnesLike, Range, DynamicRange and LinSpace. Values arrive as attributes, already validated by the shape
-// functions (DynamicFill's and DynamicRange's as tensors).
+// OnesLike, Range, DynamicRange and LinSpace. Values arrive as attributes, already validated by
+// the shape functions (DynamicFill's and DynamicRange's as tensors).
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/errors.h"
 #include "core/range_size.h"
+#include "devices/cpu/kernel_util.h"
 #include "devices/cpu/register.h"
 #include "devices/functors.h"
 #include "devices/cpu/thread_pool.h"
@@ -43,8 +45,8 @@ template <typename T> absl::Status dynamic_fill_kernel(KernelContext& ctx) {
   DeviceTensor& out = ctx.output(0);
   out.dtype = ctx.input(1).dtype;
   std::vector<int64_t> shape(static_cast<size_t>(dims.num_elements()));
+  with_index_type(dims.dtype, [&]<typename Index>() { std::copy_n(dims.data<Index>(), shape.size(), shape.begin()); });
   for (size_t i = 0; i < shape.size(); ++i) {
-    shape[i] = dims.dtype == DType::kInt64 ? dims.data<int64_t>()[i] : dims.data<int32_t>()[i];
     if (shape[i] < 0)
       return absl::InvalidArgumentError(absl::StrCat("[", ctx.op, "] dims must be non-negative, got ", shape[i], " at ", i));
   }
